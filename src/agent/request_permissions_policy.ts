@@ -9,7 +9,7 @@
  * - {@linkcode grantRuleCovers}: whether an allow rule of the person's own config names exactly
  *   (or more than) what is asked, the only way a grant happens without review.
  */
-import { isAbsolute, join, resolve, sep } from "../core/path.ts";
+import { isAbsolute, isInside, join, resolve } from "../core/path.ts";
 import { HOME_ALLOWLIST } from "../sandbox/home_view.ts";
 import { secretLocations } from "../sandbox/protected_paths.ts";
 import { mayReadVariable, unreadableVariableHint } from "../config/env.ts";
@@ -330,12 +330,7 @@ export function ruleFor(request: GrantRequest): string {
   return JSON.stringify(rule);
 }
 
-/** True when `path` is `root` or below it, compared by whole path components. */
-export function isInside(root: string, path: string): boolean {
-  if (path === root) return true;
-  const prefix = root.endsWith(sep) ? root : root + sep;
-  return path.startsWith(prefix);
-}
+export { isInside };
 
 function unique(paths: readonly string[]): string[] {
   return [...new Set(paths)];

@@ -219,5 +219,6 @@ function withoutKey(
   provider: { apiKey?: string; headers?: Record<string, string> },
 ): string {
   const values = [provider.apiKey ?? "", ...Object.values(provider.headers ?? {})];
-  return new SecretMasker(values.flatMap((value) => [value, ...value.split(/\s+/)])).mask(text);
+  // The masker masks a value's parts too (`Bearer <key>`'s key).
+  return new SecretMasker(values).mask(text);
 }

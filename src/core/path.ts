@@ -46,6 +46,14 @@ export function basename(path: string, suffix?: string): string {
   return posix.basename(path, suffix);
 }
 
+/**
+ * Whether `path` is `root` or lies below it, compared by whole parts (`/a/bc` is not inside
+ * `/a/b`). Both are absolute and normalized; no link is followed.
+ */
+export function isInside(root: string, path: string): boolean {
+  return path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
+}
+
 /** Whether `path` starts at the root. */
 export function isAbsolute(path: string): boolean {
   return posix.isAbsolute(path);

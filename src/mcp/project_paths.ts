@@ -5,7 +5,7 @@
  * points to: so every such folder must lie inside the workspace with no symlink on the way,
  * checked when the config is read and again just before each start.
  */
-import { join, relative, sep } from "../core/path.ts";
+import { isInside, join, relative, sep } from "../core/path.ts";
 
 /** What a project folder is for: a writable one may not be in `.git` or the workspace's `.tern`. */
 export type FolderUse = "cwd" | "writable";
@@ -59,10 +59,7 @@ export function projectFolderProblem(
   return undefined;
 }
 
-/** True when `path` is `root` or lies below it (both absolute and normalized). */
-export function isInside(root: string, path: string): boolean {
-  return path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
-}
+export { isInside };
 
 function linkTarget(path: string): string {
   try {

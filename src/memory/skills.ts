@@ -22,7 +22,7 @@
  */
 import { promptName } from "../core/prompt_name.ts";
 import { subfolders, walkFolders } from "./bounded_walk.ts";
-import { dirname, join, relative, sep } from "../core/path.ts";
+import { dirname, isInside, join, relative, sep } from "../core/path.ts";
 import { type ReadRefusal, readWorkspaceText } from "../config/workspace_file.ts";
 import { realPathOrNull } from "../core/verified_open.ts";
 import { FrontmatterError, parseFrontmatter, stringField } from "./frontmatter.ts";
@@ -127,7 +127,8 @@ export async function discoverSkills(
     if (level === "user" && options.personal === false) continue;
     // Tern's home is never the project's (tern started in the home folder has `~/.tern/skills`
     // as its `.tern/skills`): its skills are the person's, read as theirs or not at all.
-    if (level !== "user" && home !== null && inside(home, realPathOrNull(root))) continue;
+    const real = level !== "user" && home !== null ? realPathOrNull(root) : null;
+    if (home !== null && real !== null && isInside(home, real)) continue;
     const confine = level === "user" ? ternHome : workspace;
     const outside = folderOutside(confine, root);
     if (outside !== undefined) {
@@ -370,11 +371,6 @@ export function skillsPromptSection(skills: readonly Skill[]): string | undefine
     );
   }
   return lines.join("\n");
-}
-
-/** True when `path` is `folder` or lies below it (both real paths). */
-function inside(folder: string, path: string | null): boolean {
-  return path !== null && (path === folder || path.startsWith(folder + sep));
 }
 
 function oneLine(text: string): string {

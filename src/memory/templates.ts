@@ -8,7 +8,7 @@
  * An unknown or missing argument is a {@linkcode TemplateError}, and so is an extra word (one
  * beyond its args and its highest `$N`) unless the body takes them all with `$ARGUMENTS`.
  */
-import { basename, join, sep } from "../core/path.ts";
+import { basename, isInside, join } from "../core/path.ts";
 import { realPathOrNull } from "../core/verified_open.ts";
 import { type ReadRefusal, readWorkspaceText } from "../config/workspace_file.ts";
 import { FrontmatterError, parseFrontmatter, stringField } from "./frontmatter.ts";
@@ -92,7 +92,7 @@ export async function discoverTemplates(
     // Tern's home is never the project's (tern started in the home folder has
     // `~/.tern/prompts` as its `.tern/prompts`): its templates are the person's, or not read.
     const real = level === "project" && home !== null ? realPathOrNull(dir) : null;
-    if (real !== null && (real === home || real.startsWith(home + sep))) continue;
+    if (home !== null && real !== null && isInside(home, real)) continue;
     const outside = folderOutside(confine, dir);
     if (outside !== undefined) {
       diagnostics.push(outside);

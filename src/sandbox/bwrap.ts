@@ -5,7 +5,7 @@
 import { hostProgramOr } from "../core/host_programs.ts";
 import { DEFAULT_LIMITS, tmpfsArgs, ulimitPrefix } from "./limits.ts";
 import { isInjectingName } from "./shell_env.ts";
-import { basename, dirname } from "../core/path.ts";
+import { basename, dirname, isInside } from "../core/path.ts";
 import { HOME_ALLOWLIST } from "./home_view.ts";
 import { SandboxViewError } from "./protected_paths.ts";
 import type { ShellPlan } from "./types.ts";
@@ -174,7 +174,7 @@ function maskArgs(plan: ShellPlan): string[] {
   if (masked.length === 0) return [];
   const args: string[] = [];
   for (const dir of masked) args.push("--tmpfs", dir);
-  const inMasked = (path: string) => masked.some((dir) => isInside(path, dir) && path !== dir);
+  const inMasked = (path: string) => masked.some((dir) => isInside(dir, path) && path !== dir);
   const bound = new Set<string>();
   for (const path of plan.visible ?? []) {
     let link: string | null = null;
@@ -256,7 +256,7 @@ function homeTopArgs(plan: ShellPlan, home: string): string[] {
   // Write grants inside the home (a person's own, such as `~/.npm`) stay writable.
   for (const root of unique(plan.writable)) {
     const real = realPathOrNull(root);
-    if (real === null || real === home || !isInside(real, home)) continue;
+    if (real === null || real === home || !isInside(home, real)) continue;
     if (resolvesAsPlanned(root, plan.writableReal?.[root])) args.push("--bind", root, root);
   }
   return args;
@@ -277,9 +277,9 @@ const HOME_PROGRAMS: ReadonlySet<string> = new Set([
  */
 function readOnlyHome(plan: ShellPlan): string | null {
   const home = plan.env.HOME === undefined ? null : realPathOrNull(plan.env.HOME);
-  if (home === null || home === "/" || isInside(home, "/tmp")) return null;
+  if (home === null || home === "/" || isInside("/tmp", home)) return null;
   const workspace = realPathOrNull(plan.cwd);
-  return workspace !== null && plan.writable.includes(plan.cwd) && isInside(home, workspace)
+  return workspace !== null && plan.writable.includes(plan.cwd) && isInside(workspace, home)
     ? home
     : null;
 }
@@ -309,8 +309,8 @@ function maskedDirs(plan: ShellPlan): string[] {
   // the mask read-only at the end would make that part of the root read-only.
   const roots = realPaths(plan.writable);
   return realPaths(plan.masked ?? [])
-    .filter((dir) => !isInside(dir, "/tmp") && kindOf(dir) === "dir")
-    .filter((dir) => !roots.some((root) => isInside(dir, root)))
+    .filter((dir) => !isInside("/tmp", dir) && kindOf(dir) === "dir")
+    .filter((dir) => !roots.some((root) => isInside(root, dir)))
     .sort((a, b) => a.length - b.length);
 }
 
@@ -323,8 +323,8 @@ function revealArgs(plan: ShellPlan): string[] {
   const roots = realPaths(plan.writable);
   const real = (path: string) => realPaths([path])[0] ?? path;
   return unique((plan.revealed ?? []).map(real))
-    .filter((path) => path !== "/tmp" && isInside(path, "/tmp"))
-    .filter((path) => !roots.some((root) => isInside(path, root)))
+    .filter((path) => path !== "/tmp" && isInside("/tmp", path))
+    .filter((path) => !roots.some((root) => isInside(root, path)))
     .flatMap((path) => ["--ro-bind-try", path, path]);
 }
 
@@ -345,7 +345,7 @@ function protectedPaths(plan: ShellPlan): string[] {
     if (!plan.guarded?.includes(path)) refuseMovedRepository(path, roots);
   }
   return realPaths(plan.readOnly.filter((path) => stillPinned(plan, path) && !guarded(path)))
-    .filter((path) => roots.some((root) => isInside(path, root)));
+    .filter((path) => roots.some((root) => isInside(root, path)));
 }
 
 /**
@@ -355,7 +355,7 @@ function protectedPaths(plan: ShellPlan): string[] {
  * without it may start.
  */
 function refuseMovedRepository(path: string, roots: readonly string[]): void {
-  if (basename(path) !== ".git" || !roots.some((root) => isInside(path, root))) return;
+  if (basename(path) !== ".git" || !roots.some((root) => isInside(root, path))) return;
   // A writable root's own `.git` is the guard's (`guardArgs`): gone, it cannot be made again,
   // and the guard's mount point, which tern removes once no command runs, is one of those.
   if (roots.includes(dirname(path))) return;
@@ -454,7 +454,7 @@ function hiddenStillVisible(plan: ShellPlan): string[] {
   if (masked.length === 0) return [...plan.hidden];
   const shown = [...plan.writable, ...(plan.visible ?? [])];
   return plan.hidden.filter((path) =>
-    !masked.some((dir) => isInside(path, dir)) || shown.some((root) => isInside(path, root))
+    !masked.some((dir) => isInside(dir, path)) || shown.some((root) => isInside(root, path))
   );
 }
 
@@ -656,7 +656,7 @@ export function runTargets(links: readonly string[]): string[] {
     try {
       if (!Deno.lstatSync(link).isSymlink) continue;
       const target = Deno.realPathSync(link);
-      const inRun = ["/run", "/var/run"].some((dir) => isInside(target, dir));
+      const inRun = ["/run", "/var/run"].some((dir) => isInside(dir, target));
       if (inRun && !targets.includes(target)) targets.push(target);
     } catch {
       // A dangling link or an unreadable path: nothing to keep.
@@ -681,7 +681,7 @@ function hideArgs(paths: readonly string[]): string[] {
   const hiddenDirs: string[] = [];
   for (const path of realPaths(paths)) {
     // Inside a folder hidden already: nothing to hide, and its read-only tmpfs takes no mounts.
-    if (hiddenDirs.some((dir) => isInside(path, dir))) continue;
+    if (hiddenDirs.some((dir) => isInside(dir, path))) continue;
     const kind = kindOf(path);
     if (kind === "dir") {
       args.push("--tmpfs", path, "--remount-ro", path);
@@ -727,10 +727,6 @@ function isRealDir(path: string): boolean {
   } catch {
     return false;
   }
-}
-
-function isInside(path: string, dir: string): boolean {
-  return path === dir || path.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
 }
 
 function unique(paths: readonly string[]): string[] {

@@ -4,7 +4,7 @@
  * histories, other agents' auth files, cloud and registry credentials, browser profiles,
  * `.env` files) is invisible, whatever its name: a denylist always misses one.
  */
-import { isAbsolute, join, resolve } from "../core/path.ts";
+import { isAbsolute, isInside, join, resolve } from "../core/path.ts";
 
 /**
  * The folders of `~/.cache` builds read, each with the tools that keep it. Not `~/.cache` whole:
@@ -128,7 +128,7 @@ export function homeView(
     path !== undefined && isAbsolute(path) && resolve(path) !== "/";
   const masked = [...new Set([home, options.accountHome].filter(usable).map((h) => resolve(h)))];
   const inTern = (path: string) =>
-    options.ternHome !== undefined && isInside(path, resolve(options.ternHome));
+    options.ternHome !== undefined && isInside(resolve(options.ternHome), path);
   const expand = (base: string, entry: string) =>
     entry === "~" ? base : entry.startsWith("~/") ? join(base, entry.slice(2)) : entry;
   const visible = [
@@ -136,11 +136,7 @@ export function homeView(
     ...(usable(home)
       ? (options.allow ?? []).map((entry) => resolve(home, expand(home, entry)))
       : []),
-    ...(options.readGrants ?? []).filter((path) => masked.some((base) => isInside(path, base))),
-  ].filter((path) => !inTern(path) && !masked.some((base) => isInside(base, path)));
+    ...(options.readGrants ?? []).filter((path) => masked.some((base) => isInside(base, path))),
+  ].filter((path) => !inTern(path) && !masked.some((base) => isInside(path, base)));
   return { masked, visible: [...new Set(visible)] };
-}
-
-function isInside(path: string, dir: string): boolean {
-  return path === dir || path.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
 }

@@ -4,7 +4,7 @@
  * request_permissions added. `explain()` reports exactly what starts, so `tern sandbox explain`
  * and reality cannot drift apart.
  */
-import { basename, dirname, join, resolve } from "../core/path.ts";
+import { basename, dirname, isInside, join, resolve } from "../core/path.ts";
 import type { CustomProfile } from "../config/schema.ts";
 import type { Observation } from "../core/observation.ts";
 import { guardHostPrograms, hostProgram } from "../core/host_programs.ts";
@@ -414,7 +414,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     const roots = write.flatMap((root) => [root, realOrNull(root) ?? root]);
     const kept = outside.PATH.split(":").filter((dir) => {
       const real = realOrNull(dir) ?? dir;
-      return dir !== "" && !roots.some((root) => inside(dir, root) || inside(real, root));
+      return dir !== "" && !roots.some((root) => isInside(root, dir) || isInside(root, real));
     });
     return { ...outside, PATH: kept.join(":") };
   };
@@ -976,14 +976,14 @@ function outsideTernHome(
   ternPaths: readonly string[],
 ): Map<string, string | null> {
   const inHome = (path: string | null) =>
-    path !== null && ternPaths.some((home) => inside(path, home));
+    path !== null && ternPaths.some((home) => isInside(home, path));
   return new Map([...roots].filter(([root, real]) => !inHome(root) && !inHome(real)));
 }
 
 /** True when `root`, as written or by its real path, is one of `paths` or holds one. */
 function holdsAny(root: string, paths: readonly string[]): boolean {
   const real = realOrResolved(root);
-  return paths.some((path) => inside(path, root) || inside(path, real));
+  return paths.some((path) => isInside(root, path) || isInside(real, path));
 }
 
 function realOrNull(path: string): string | null {
@@ -1061,7 +1061,7 @@ function viewOf(
     // Read grants inside a writable root are bound read-write anyway.
     readGrants: read === "all"
       ? []
-      : read.filter((path) => !roots.some((root) => inside(path, root))),
+      : read.filter((path) => !roots.some((root) => isInside(root, path))),
     ternHome: options.ternHome,
     accountHome: options.accountHome,
   });
@@ -1095,12 +1095,8 @@ function networkLayer(shared: boolean, hosts: readonly string[] | null): Sandbox
  */
 function ownCodeIn(ownCode: readonly string[], roots: readonly string[]): string[] {
   const all = [...new Set([...roots, ...roots.map(realOrResolved)])];
-  const found = ownCode.filter((path) => all.some((root) => inside(path, root)));
-  return found.filter((path) => !found.some((outer) => outer !== path && inside(path, outer)));
-}
-
-function inside(path: string, dir: string): boolean {
-  return path === dir || path.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
+  const found = ownCode.filter((path) => all.some((root) => isInside(root, path)));
+  return found.filter((path) => !found.some((outer) => outer !== path && isInside(outer, path)));
 }
 
 /**

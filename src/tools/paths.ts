@@ -3,7 +3,16 @@
  * so every path a tool touches is resolved to its real location and checked here first.
  * Opening what was checked, and noticing when it changed in between, is `file_io.ts`'s job.
  */
-import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "../core/path.ts";
+import {
+  basename,
+  dirname,
+  isAbsolute,
+  isInside,
+  join,
+  relative,
+  resolve,
+  sep,
+} from "../core/path.ts";
 import { ToolError } from "../core/observation.ts";
 import { jsonForTerminal } from "../core/terminal_text.ts";
 
@@ -192,12 +201,7 @@ export function protectedFolder(workspace: string, path: string): string | null 
 /** The code points HFS+ ignores in names (git's list, `is_hfs_dotgit`). */
 const HFS_IGNORED = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
 
-/** True when `path` is `root` or below it, compared by whole path components. */
-export function isInside(root: string, path: string): boolean {
-  if (path === root) return true;
-  const prefix = root.endsWith(sep) ? root : root + sep;
-  return path.startsWith(prefix);
-}
+export { isInside };
 
 /**
  * The path as the model should see it: relative to the workspace ("." for the root), or

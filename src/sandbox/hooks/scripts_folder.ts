@@ -4,7 +4,7 @@
  * read-only. A project's hooks and the agent's commands never see it; commands cannot write it
  * (tern's home is hidden from them and refused to the file tools).
  */
-import { join } from "../../core/path.ts";
+import { isInside, join } from "../../core/path.ts";
 import { realPathOrNull } from "../../core/verified_open.ts";
 import type { ShellPlan } from "../types.ts";
 
@@ -36,9 +36,9 @@ export function withHookScripts(plan: ShellPlan, ternHome: string): ShellPlan {
 export function hookScriptsShown(plan: ShellPlan, ternHome: string): string | null {
   const folder = join(ternHome, HOOK_SCRIPTS_FOLDER);
   if (!isRealFolder(folder)) return null;
-  const apart = (path: string) => !isInside(path, ternHome) && !isInside(ternHome, path);
+  const apart = (path: string) => !isInside(ternHome, path) && !isInside(path, ternHome);
   const roots = plan.writable.flatMap((root) => [root, realPathOrNull(root) ?? root]);
-  if (isInside(ternHome, "/tmp") || !apart(plan.cwd) || !roots.every(apart)) return null;
+  if (isInside("/tmp", ternHome) || !apart(plan.cwd) || !roots.every(apart)) return null;
   return folder;
 }
 
@@ -49,8 +49,4 @@ function isRealFolder(path: string): boolean {
   } catch {
     return false;
   }
-}
-
-function isInside(path: string, dir: string): boolean {
-  return path === dir || path.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
 }

@@ -7,7 +7,7 @@
  * granted roots and what Deno needs to run. Nothing else exists in it, so a symlink to outside
  * swapped in while a tool runs leads nowhere (or to a read-only system file).
  */
-import { dirname, join, resolve } from "../../core/path.ts";
+import { dirname, isInside, join, resolve } from "../../core/path.ts";
 import { bwrapArgvFor } from "../bwrap.ts";
 import { lstatOrNull } from "../../core/verified_open.ts";
 import type { Grants, ShellPlan } from "../types.ts";
@@ -150,7 +150,7 @@ export function workerBwrapArgv(
     if (isInsideAny(real, writable) || holdsAny(real, writable)) continue;
     again.push("--ro-bind-try", real, path);
     const remount = shell.findLastIndex((arg, i) =>
-      arg === "--remount-ro" && i + 1 < shell.length && isInside(path, shell[i + 1])
+      arg === "--remount-ro" && i + 1 < shell.length && isInside(shell[i + 1], path)
     );
     if (remount !== -1) shell.splice(remount, 0, "--ro-bind-try", real, path);
   }
@@ -186,16 +186,16 @@ function heldBackArgs(
     // A hidden folder that is itself kept (a grant of it, a workspace that is tern's home)
     // stays shown whole, as before: only one that holds kept paths beside others is emptied.
     if (!isInsideAny(path, kept) || !holdsAny(path, kept) || kept.includes(path)) continue;
-    if (holders.some((dir) => isInside(path, dir)) || !lstatOrNull(path)?.isDirectory) continue;
+    if (holders.some((dir) => isInside(dir, path)) || !lstatOrNull(path)?.isDirectory) continue;
     holders.push(path);
   }
   const args: string[] = [];
   for (const dir of holders) {
     args.push("--tmpfs", dir);
-    for (const path of writable.filter((path) => path !== dir && isInside(path, dir))) {
+    for (const path of writable.filter((path) => path !== dir && isInside(dir, path))) {
       args.push("--bind", path, path);
     }
-    for (const path of readable.filter((path) => path !== dir && isInside(path, dir))) {
+    for (const path of readable.filter((path) => path !== dir && isInside(dir, path))) {
       args.push("--ro-bind-try", path, path);
     }
     args.push("--remount-ro", dir);
@@ -223,7 +223,7 @@ function grantPaths(grant: Grants["read"]): string[] {
 
 /** Whether `path` is a folder holding one of `paths` (or is one of them). */
 function holdsAny(path: string, paths: readonly string[]): boolean {
-  return paths.some((inner) => isInside(inner, path));
+  return paths.some((inner) => isInside(path, inner));
 }
 
 /** Where deno keeps its cache for `env`: DENO_DIR, else `$XDG_CACHE_HOME/deno`, else `~/.cache/deno`. */
@@ -251,12 +251,8 @@ function realOrNull(path: string): string | null {
   }
 }
 
-function isInside(path: string, dir: string): boolean {
-  return path === dir || path.startsWith(dir === "/" ? "/" : `${dir}/`);
-}
-
 function isInsideAny(path: string, dirs: readonly string[]): boolean {
-  return dirs.some((dir) => isInside(path, dir));
+  return dirs.some((dir) => isInside(dir, path));
 }
 
 function unique(paths: readonly string[]): string[] {
