@@ -53,6 +53,7 @@ export type ResolvedValue<R> = R extends StructuredRule<unknown, infer Resolved>
 export type SettingValue = string | number | boolean | string[];
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const INTEGER = /^[+-]?\d+$/;
 const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?$/i;
 
 /**
@@ -61,9 +62,9 @@ const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?$/i;
  * `false`, `no` (any case), otherwise the text, which {@linkcode checkRule} then judges.
  */
 export function valueFromText(rule: Rule, text: string): unknown {
-  if (rule.kind === "integer" || rule.kind === "number") {
-    return DECIMAL.test(text.trim()) ? Number(text) : Number.NaN;
-  }
+  // An integer is written in digits: `1e3` or `25.0` is refused as `--limit` refuses it.
+  if (rule.kind === "integer") return INTEGER.test(text.trim()) ? Number(text) : Number.NaN;
+  if (rule.kind === "number") return DECIMAL.test(text.trim()) ? Number(text) : Number.NaN;
   if (rule.kind === "boolean") {
     const folded = text.trim().toLowerCase();
     if (folded === "1" || folded === "true" || folded === "yes") return true;

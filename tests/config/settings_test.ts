@@ -333,3 +333,25 @@ Deno.test("the command line reads the settings table without loading any package
   );
   assert.deepEqual(new Set(config), new Set(["settings.ts", "rules.ts"]));
 });
+
+Deno.test("an integer setting from a flag or variable is written in digits: 1e3 and 25.0 are refused", async () => {
+  await withFixture(async ({ home, cwd }) => {
+    for (const text of ["1e3", "25.0", "0x10", "2_0"]) {
+      const line = parseCommandLine(["run", "task", "--max-rounds", text]);
+      if (line.command !== "run") throw new Error(`not a run: ${line.command}`);
+      const error = await rejection(
+        loadConfig({ cwd, env: { HOME: home }, flags: line.options.settings }),
+      );
+      assert.ok(error.message.startsWith("Invalid command-line option --max-rounds: "), text);
+      assert.ok(error.message.includes("expected an integer from 1 to 1000"), error.message);
+      const fromEnv = await rejection(
+        loadConfig({ cwd, env: { HOME: home, TERN_MAX_ROUNDS: text } }),
+      );
+      assert.ok(fromEnv.message.startsWith("Invalid environment variable TERN_MAX_ROUNDS"), text);
+    }
+    const line = parseCommandLine(["run", "task", "--max-rounds", " 30 "]);
+    if (line.command !== "run") throw new Error(`not a run: ${line.command}`);
+    const config = await loadConfig({ cwd, env: { HOME: home }, flags: line.options.settings });
+    assert.equal(config.config.maxRounds, 30);
+  });
+});
