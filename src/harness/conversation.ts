@@ -1226,6 +1226,8 @@ export class Conversation {
           path: this.#options.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
           settings,
           refuse,
+          // A finding may quote the file, whose keys were masked where the model read it.
+          mask: (text) => this.maskKnownKeys(text),
           shell: async () => {
             const { runtime } = await this.#openSandbox();
             return {

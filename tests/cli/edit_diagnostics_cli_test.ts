@@ -177,3 +177,47 @@ testWith(
     }
   },
 );
+
+testWith(
+  [bwrapNeed],
+  "tern run: a checker's finding that quotes the person's own key reaches the model masked",
+  async () => {
+    // A key in no format the masker knows of: only tern's knowledge of it can mask it.
+    const key = "zq-own-key-7Hc4JpM9sDf3GaE6uVb1NoWi0";
+    const ws = await tempWorkspace();
+    const server = await startScriptedServer([
+      call("write", { path: "notes.txt", content: "the key is below\n" }, "c1"),
+      { text: "done" },
+    ], { chunkDelayMs: 0 });
+    try {
+      await Deno.writeTextFile(join(ws.dir, "secret.txt"), `${key}\n`);
+      // The person's checker prints a line of another file of the workspace as its finding.
+      await Deno.writeTextFile(
+        join(ws.home, "config.jsonc"),
+        JSON.stringify({
+          diagnostics: {
+            waitMs: 600_000,
+            timeoutMs: 600_000,
+            checkers: [{
+              name: "quoting",
+              extensions: [".txt"],
+              command: `echo "$(basename {file}):1: error: $(cat {workspace}/secret.txt)"`,
+            }],
+          },
+        }),
+      );
+      const run = await runTern(
+        scriptedRunArgs(server.baseUrl, "write"),
+        { cwd: ws.dir, env: { TERN_HOME: ws.home, HOME: ws.home, TERN_API_KEY: key } },
+      );
+      equal(run.code, 0, run.stderr);
+      const result = server.requests[1].modelRequest.messages.filter((m) => m.role === "tool")
+        .map((m) => String(m.content))[0];
+      match(result, /Diagnostics \(quoting\) for "notes\.txt": 1 new error/);
+      ok(!JSON.stringify(server.requests[1].body).includes(key.slice(0, 20)), result);
+    } finally {
+      await server.close();
+      await ws.cleanup();
+    }
+  },
+);

@@ -48,3 +48,22 @@ bwrapTest(
     });
   },
 );
+
+bwrapTest(
+  "EditDiagnostics escapes bidi controls and line separators of a file name in a note's head",
+  async () => {
+    await withTestSandbox({ name: "diag_names_bidi" }, async (sandbox, ws) => {
+      // U+202E turns what follows around; U+2028 and U+0085 read as line breaks.
+      const name = "a\u202ehs.x\u2028b\u0085c.sh";
+      const file = join(ws, name);
+      await Deno.writeTextFile(file, "if then fi\n");
+      const diagnostics = diagnosticsIn(sandbox, ws);
+      const note = (await diagnostics.after(file)) ?? "";
+      match(note, /^Diagnostics \(bash -n\) for "a\\u202ehs\.x\\u2028b\\u0085c\.sh": /);
+      ok(!/[\u202e\u2028\u0085]/.test(note), JSON.stringify(note));
+      const late = (await diagnostics.check(file, 0)) ?? "";
+      await diagnostics.idle();
+      ok(!/[\u202e\u2028\u0085]/.test(late), JSON.stringify(late));
+    });
+  },
+);

@@ -201,10 +201,12 @@ bwrapTest(
     await Deno.writeTextFile(join(bin, "node"), `#!/bin/sh\necho node >> ${ran}\n`, {
       mode: 0o755,
     });
-    // The person's tsc, a script whose `#!/usr/bin/env node` looks node up on PATH.
+    // The person's tsc, a script whose `#!/usr/bin/env node` looks node up on PATH. It runs
+    // from `/`, where tsc names a file by its path from there.
     await Deno.writeTextFile(
       join(own, "tsc"),
-      '#!/usr/bin/env node\nconsole.log("a.ts(1,7): error TS2322: from the real tsc");\n',
+      "#!/usr/bin/env node\n" +
+        `console.log("${ws.slice(1)}/a.ts(1,7): error TS2322: from the real tsc");\n`,
       { mode: 0o755 },
     );
     await Deno.writeTextFile(join(ws, "tsconfig.json"), "{}\n");

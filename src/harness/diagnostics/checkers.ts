@@ -6,9 +6,12 @@
  *
  * A built-in checker never runs the repository's code: its program is looked up on PATH
  * outside the workspace (not `node_modules/.bin/tsc`, not `./venv/bin/python`) and named by
- * its absolute path, and it only reads (no `cargo check`, whose build scripts run). A command
- * from a config file comes only from the person's own config (a project's is refused when the
- * config loads); a project's own checks belong in its hooks, which run after trust.
+ * its absolute path, and it only reads (no `cargo check`, whose build scripts run). It runs from
+ * `/`, every path it is given absolute: a version manager's shim on PATH (asdf, mise, pyenv,
+ * nodenv) reads its working folder's version file, which may name a program of the
+ * repository's (asdf's `path:` versions). A command from a config file comes only from the
+ * person's own config (a project's is refused when the config loads); a project's own checks
+ * belong in its hooks, which run after trust.
  */
 import { existsSync } from "node:fs";
 import { extname, join } from "../../core/path.ts";
@@ -23,6 +26,8 @@ export interface Checker {
   format: DiagnosticFormat;
   /** The shell command checking `file` (absolute). */
   command(file: string): string;
+  /** The folder the command runs from, which relative paths in its output start at. */
+  from: "/" | "workspace";
 }
 
 /** The Python syntax check: compile, never import or run; `-I` keeps the workspace off sys.path. */
@@ -72,9 +77,8 @@ export class CheckerTable {
       return {
         name: own.name,
         format: own.format ?? "line",
-        command: (file) =>
-          own.command.replaceAll("{file}", shellJoin([file]))
-            .replaceAll("{workspace}", shellJoin([workspace])),
+        command: (file) => fillCommand(own.command, { file, workspace }),
+        from: "workspace",
       };
     }
     const ws = this.#workspace;
@@ -88,9 +92,10 @@ export class CheckerTable {
           // Nothing is downloaded (a repository's import map could name any server), no lock
           // file is read or written, no colour codes.
           command: (file) =>
-            `NO_COLOR=1 ${
+            `cd / && NO_COLOR=1 ${
               this.#line([deno, "check", "--cached-only", "--no-lock", "--config", config, file])
             }`,
+          from: "/",
         };
       }
       const tsc = existsSync(join(ws, "tsconfig.json")) ? this.#program("tsc") : undefined;
@@ -98,7 +103,8 @@ export class CheckerTable {
         return {
           name: "tsc",
           format: "tsc",
-          command: () => this.#line([tsc, "--noEmit", "--pretty", "false", "-p", ws]),
+          command: () => `cd / && ${this.#line([tsc, "--noEmit", "--pretty", "false", "-p", ws])}`,
+          from: "/",
         };
       }
       return undefined;
@@ -111,8 +117,8 @@ export class CheckerTable {
       return {
         name: "python syntax",
         format: "line",
-        // From `/`: a version file or module of the workspace is not picked up.
         command: (file) => `cd / && ${this.#line([python, "-I", "-c", PYTHON_SYNTAX, file])}`,
+        from: "/",
       };
     }
     if (ext === ".go") {
@@ -121,13 +127,19 @@ export class CheckerTable {
       return {
         name: "gofmt",
         format: "line",
-        command: (file) => `${this.#line([gofmt, "-e", file])} >/dev/null`,
+        command: (file) => `cd / && ${this.#line([gofmt, "-e", file])} >/dev/null`,
+        from: "/",
       };
     }
     if (ext === ".sh" || ext === ".bash") {
       const bash = this.#program("bash");
       if (bash === undefined) return undefined;
-      return { name: "bash -n", format: "bash", command: (file) => this.#line([bash, "-n", file]) };
+      return {
+        name: "bash -n",
+        format: "bash",
+        command: (file) => `cd / && ${this.#line([bash, "-n", file])}`,
+        from: "/",
+      };
     }
     return undefined;
   }
@@ -144,4 +156,16 @@ export class CheckerTable {
   #program(name: string): string | undefined {
     return this.#programs.find(name);
   }
+}
+
+/**
+ * The person's checker `command` with `{file}` and `{workspace}` replaced, each quoted, in one
+ * pass: a file named `a{workspace}.ts` keeps its name, where a second pass over the first's
+ * result would put the workspace's quoted path inside the file's quotes and unquote it.
+ */
+export function fillCommand(command: string, values: { file: string; workspace: string }): string {
+  return command.replace(
+    /\{(file|workspace)\}/g,
+    (_, name: "file" | "workspace") => shellJoin([values[name]]),
+  );
 }

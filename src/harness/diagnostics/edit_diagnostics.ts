@@ -21,6 +21,7 @@ import { ServerTable } from "./servers.ts";
 import type { LanguageServer, ServerSpec } from "./language_server.ts";
 import { LATE_DIAGNOSTICS_END } from "../../session/voice.ts";
 import { plainLine } from "../../core/invisible_text.ts";
+import { SecretMasker } from "../../sandbox/secrets.ts";
 
 /** The shell a check runs in: the sandbox's, and whether it confines. */
 export interface CheckShell {
@@ -44,6 +45,12 @@ const MAX_LINE = 300;
 /** The longest reason shown for a checker or server that cannot say (a server's error text). */
 const MAX_WHY = 500;
 const DEFAULT_TIMEOUT_MS = 30_000;
+/**
+ * Where a language server starts: it learns the workspace from `initialize`, and a version
+ * manager's shim on PATH (asdf, mise) would read a version file of the folder it starts in,
+ * which may name a program of the repository's (see checkers.ts).
+ */
+const SERVER_CWD = "/";
 
 /** The checks of one conversation, and what each file's last check found. */
 export class EditDiagnostics {
@@ -69,6 +76,7 @@ export class EditDiagnostics {
   #queue: Promise<unknown> = Promise.resolve();
   /** Notes of checks that ended after the result of their change went out. */
   #late: string[] = [];
+  #mask: (text: string) => string;
 
   constructor(options: {
     workspace: string;
@@ -82,8 +90,16 @@ export class EditDiagnostics {
      * must not carry it there (and into the diagnostics the model reads).
      */
     refuse: ReadRefusal;
+    /**
+     * Masks the keys tern knows of in a note (default: the key formats the masker knows). A
+     * finding may quote the file (a type error names a string's literal type), and the file's
+     * keys were masked where the model read it.
+     */
+    mask?: (text: string) => string;
   }) {
     this.#workspace = options.workspace;
+    const formats = new SecretMasker();
+    this.#mask = options.mask ?? ((text) => formats.mask(text));
     this.#refuse = options.refuse;
     const programs = new Programs(options.workspace, options.path);
     this.#table = new CheckerTable(options.workspace, programs, options.settings?.checkers);
@@ -118,9 +134,11 @@ export class EditDiagnostics {
         this.#late.push(`${note}${LATE_DIAGNOSTICS_END}`);
       }
     });
-    const name = JSON.stringify(relative(this.#workspace, file) || file);
-    return `Diagnostics (${checker.name}) for ${name} are still running; ` +
-      "what they find comes with a later tool result";
+    const name = quotedHead(relative(this.#workspace, file) || file);
+    return this.#mask(
+      `Diagnostics (${checker.name}) for ${name} are still running; ` +
+        "what they find comes with a later tool result",
+    );
   }
 
   /** Notes of checks that ended after their change's result, taken once. */
@@ -183,7 +201,8 @@ export class EditDiagnostics {
           `it took longer than ${this.#timeoutMs / 1000} s, so it is not run again this session`,
         );
       }
-      const all = parseDiagnostics(result.output, checker.format, this.#workspace);
+      const from = checker.from === "/" ? "/" : this.#workspace;
+      const all = parseDiagnostics(result.output, checker.format, from);
       if (result.code !== 0 && all.length === 0) {
         const last = result.output.trim().split("\n").at(-1)?.slice(0, MAX_LINE) ?? "";
         return this.#once(checker, `it ended with exit code ${result.code}: ${last}`);
@@ -302,7 +321,7 @@ export class EditDiagnostics {
       const shell = await this.#shell();
       // Unconfined (the person turned the sandbox off), a server sees what commands see.
       if (shell.kind !== "bwrap" || shell.launch === undefined) return server;
-      launch = await shell.launch(spec.argv, { cwd: this.#workspace });
+      launch = await shell.launch(spec.argv, { cwd: SERVER_CWD });
     } catch (error) {
       await server.close();
       return error instanceof Error ? error.message : String(error);
@@ -333,7 +352,7 @@ export class EditDiagnostics {
           return "commands cannot be confined here, so it does not run";
         }
         if (shell.launch === undefined) return undefined;
-        launch = await shell.launch(spec.argv, { cwd: this.#workspace });
+        launch = await shell.launch(spec.argv, { cwd: SERVER_CWD });
       }
       this.#views.set(spec.name, viewOf(launch));
       const { LanguageServer } = await import("./language_server.ts");
@@ -353,34 +372,51 @@ export class EditDiagnostics {
     const fresh = freshFindings(before, found);
     // The repository names its files: a line break in a name must not start a line of its own.
     const name = relative(this.#workspace, file) || file;
-    const head = `Diagnostics (${checker.name}) for ${JSON.stringify(name)}`;
+    const head = `Diagnostics (${checker.name}) for ${quotedHead(name)}`;
     if (fresh.length === 0) {
       if (before.length === 0) return undefined;
       if (found.length === 0) {
-        return `${head}: none now (the ${before.length} reported before are gone)`;
+        return this.#mask(`${head}: none now (the ${before.length} reported before are gone)`);
       }
-      return `${head}: nothing new (${found.length} reported before remain)`;
+      return this.#mask(`${head}: nothing new (${found.length} reported before remain)`);
     }
     fresh.sort((a, b) => rank(a) - rank(b) || a.line - b.line);
     const lines = fresh.slice(0, MAX_SHOWN).map((d) => {
       const where = `${quotedName(name)}:${d.line}${d.column === undefined ? "" : `:${d.column}`}`;
       // The name is quoted as the repository's names are (quotedName); the message is one
-      // clean line, as a server may write anything there.
-      const text = `${where} ${d.severity}: ${plainLine(d.message, MAX_LINE)}`;
+      // clean line, as a server may write anything there, masked before it is cut (a key cut
+      // short no longer looks like one).
+      const text = `${where} ${d.severity}: ${
+        plainLine(this.#mask(d.message.slice(0, MAX_LINE * 16)), MAX_LINE)
+      }`;
       return text.length > MAX_LINE ? `${text.slice(0, MAX_LINE - 1)}…` : text;
     });
     if (fresh.length > MAX_SHOWN) lines.push(`… and ${fresh.length - MAX_SHOWN} more`);
     const errors = fresh.filter((d) => d.severity === "error").length;
     const count = errors > 0 ? `${errors} new error${errors === 1 ? "" : "s"}` : "new findings";
-    return `${head}: ${count}; fix them before going on:\n${lines.join("\n")}`;
+    return this.#mask(`${head}: ${count}; fix them before going on:\n${lines.join("\n")}`);
   }
 
   #once(checker: Pick<Checker, "name">, why: string): string | undefined {
-    const text = `Diagnostics (${checker.name}) unavailable: ${plainLine(why, MAX_WHY)}`;
+    const text = this.#mask(
+      `Diagnostics (${checker.name}) unavailable: ${
+        plainLine(this.#mask(why.slice(0, MAX_WHY * 16)), MAX_WHY)
+      }`,
+    );
     if (this.#said.has(text)) return undefined;
     this.#said.add(text);
     return text;
   }
+}
+
+/**
+ * `name` in double quotes for the head of a note, every character that could pass for a line
+ * break or hide or reorder text (C1 controls, U+2028, bidi controls) escaped as in
+ * {@linkcode quotedName}: JSON's own quoting escapes only C0 controls.
+ */
+function quotedHead(name: string): string {
+  const quoted = quotedName(name);
+  return quoted === name ? JSON.stringify(name) : quoted;
 }
 
 /** What a launch shows its process: its program, arguments (bubblewrap's binds) and environment. */
