@@ -175,6 +175,10 @@ function parseAppend(text: string): PlanNode[] {
   if (!Array.isArray(nodes)) {
     throw usage('Invalid --append: expected {"nodes":[{"id","title","task","dependsOn"}]}');
   }
+  // Nothing to add would continue the plan as a plain --resume does: not what was asked.
+  if (nodes.length === 0) {
+    throw usage("Invalid --append: no nodes to add (to continue the plan as it is, drop --append)");
+  }
   return nodes as PlanNode[];
 }
 

@@ -9,6 +9,13 @@ import { PlanValidationError } from "./errors.ts";
 import { appendNodes, topologicalOrder, validatePlan } from "./graph.ts";
 import { runsOfNodes } from "./runs.ts";
 import type { NodeRun, PlanNode, PlanState } from "./types.ts";
+import { truncateMiddle } from "../tools/truncate.ts";
+
+/**
+ * The most characters of a node's result or failure kept, its head and tail (a worker's answer
+ * may be megabytes, and each dependent's prompt carries the results of all its dependencies).
+ */
+export const MAX_RESULT_CHARS = 20_000;
 
 /** How one node's worker ended. */
 export interface NodeOutcome {
@@ -295,7 +302,8 @@ export class PlanExecutor {
     const inputs = node.dependsOn.map((dep) => ({
       id: dep,
       title: this.#byId.get(dep)!.title,
-      result: this.#state.runs[dep].result ?? "",
+      // Cut here too: a plan resumed from records written before results were capped.
+      result: truncateMiddle(this.#state.runs[dep].result ?? "", MAX_RESULT_CHARS),
     }));
     const attempt: NodeAttempt = {
       interrupted: [...calls],
@@ -347,9 +355,10 @@ export class PlanExecutor {
         endedAt: endedAt.toISOString(),
         durationMs: Math.max(0, endedAt.getTime() - startedAt.getTime()),
       };
-      if (outcome.ok) this.#set(node.id, { state: "SUCCEEDED", ...timing, result: outcome.text });
+      const text = truncateMiddle(outcome.text, MAX_RESULT_CHARS);
+      if (outcome.ok) this.#set(node.id, { state: "SUCCEEDED", ...timing, result: text });
       else {
-        const error = outcome.text || `Node "${node.id}" failed without saying why`;
+        const error = text || `Node "${node.id}" failed without saying why`;
         this.#set(node.id, { state: "FAILED", ...timing, error });
         this.#replan(node, error, active);
       }

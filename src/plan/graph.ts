@@ -40,8 +40,15 @@ const nodeSchema = z.strictObject({
   task: z.string({ error: '"task" must be a non-empty string' }).trim().min(1, {
     error: '"task" must be a non-empty string',
   }).max(MAX_TASK_CHARS, { error: `"task" must be at most ${MAX_TASK_CHARS} characters` }),
+  // A node may depend on every other one at most: a longer list is refused by its length,
+  // before its entries are compared one by one (a model may send hundreds of thousands).
   dependsOn: z.array(z.string({ error: '"dependsOn" must list node ids (strings)' }), {
     error: '"dependsOn" must be an array of node ids',
+  }).max(MAX_PLAN_NODES - 1, {
+    error: (issue) => {
+      const count = Array.isArray(issue.input) ? `${issue.input.length} ids` : "too many ids";
+      return `"dependsOn" has ${count}: a node depends on at most ${MAX_PLAN_NODES - 1} others`;
+    },
   }).default([]),
 }, { error: 'must be an object {"id", "title", "task", "dependsOn"}' });
 
@@ -69,7 +76,7 @@ export interface PlanCheckOptions {
 /**
  * Parses `{nodes:[{id, title, task, dependsOn}]}`: unknown keys are rejected, ids match
  * `/^[A-Za-z0-9_-]{1,40}$/`, title and task are non-empty (trimmed) strings of at most
- * {@linkcode MAX_TITLE_CHARS} and {@linkcode MAX_TASK_CHARS} characters, `dependsOn` defaults to `[]`, and there are 1 to {@linkcode MAX_PLAN_NODES} nodes. Then, with
+ * {@linkcode MAX_TITLE_CHARS} and {@linkcode MAX_TASK_CHARS} characters, `dependsOn` defaults to `[]` and lists at most `MAX_PLAN_NODES - 1` ids, and there are 1 to {@linkcode MAX_PLAN_NODES} nodes. Then, with
  * `options.mask`, no id or dependency holds a key ({@linkcode secretProblems}), and the graph
  * validates ({@linkcode validatePlan}).
  * @throws {PlanValidationError} listing every shape problem, or else every key problem, or else
@@ -81,8 +88,9 @@ export function parsePlan(value: unknown, options: PlanCheckOptions = {}): PlanN
   if (!parsed.success) {
     throw new PlanValidationError(shapeProblems(parsed.error, value, "node", mask).map(mask));
   }
-  const problems = [...secretProblems(parsed.data.nodes, mask)];
-  if (problems.length === 0) problems.push(...validatePlan(parsed.data.nodes));
+  const secret = secretProblems(parsed.data.nodes, mask);
+  // Never spread into push(): a list of problems that long overflows the call stack.
+  const problems = secret.length > 0 ? secret : validatePlan(parsed.data.nodes);
   if (problems.length > 0) throw new PlanValidationError(problems.map(mask));
   return parsed.data.nodes;
 }

@@ -18,7 +18,7 @@ export type NodeState = "WAITING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "BLOCKE
 /** What happened to one node (so far). */
 export interface NodeRun {
   state: NodeState;
-  /** SUCCEEDED: the worker's final answer. */
+  /** SUCCEEDED: the worker's final answer (its head and tail: `MAX_RESULT_CHARS` in executor.ts). */
   result?: string;
   /** FAILED: why; BLOCKED: which failed or blocked dependency blocked it. */
   error?: string;

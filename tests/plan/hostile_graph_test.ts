@@ -38,14 +38,15 @@ Deno.test("parsePlan() quotes at most 60 characters of an overlong id", () => {
 });
 
 Deno.test("parsePlan() and appendNodes() count the problems past the tenth", () => {
-  const unknown = Array.from({ length: 5_000 }, (_, n) => `missing-${n}`);
+  // As many as a node may list (49): a longer list is refused by its length alone.
+  const unknown = Array.from({ length: 48 }, (_, n) => `missing-${n}`);
   const error = rejection(() => parsePlan({ nodes: [node("a", unknown)] }));
-  equal(error.problems.at(-1), "and 4990 more problems");
+  equal(error.problems.at(-1), "and 38 more problems");
   equal(error.problems[0], '"a" depends on unknown "missing-0"');
   const long = "y".repeat(100_000);
   const added = rejection(() => appendNodes([node("a")], [node("b", [long, ...unknown])]));
   equal(added.problems[0], `"b" depends on unknown "${"y".repeat(60)}…"`);
-  equal(added.problems.at(-1), "and 4991 more problems");
+  equal(added.problems.at(-1), "and 39 more problems");
 });
 
 Deno.test("parsePlan() and appendNodes() refuse a title or a task of megabytes, saying the limit", () => {
@@ -83,4 +84,27 @@ Deno.test("parsePlan() and appendNodes() quote a few unknown keys, each cut, and
     ok(error.message.includes("and 995 more"), error.message);
     ok(error.message.includes(`"k0${"x".repeat(58)}…"`), error.message);
   }
+});
+
+Deno.test("parsePlan() and appendNodes() refuse a dependency list longer than a plan, by its length", () => {
+  // Hundreds of thousands of entries once overflowed the call stack: an internal error, not a
+  // problem the model is told of.
+  for (
+    const deps of [
+      Array(300_000).fill("a"),
+      Array.from({ length: 300_000 }, (_, n) => `x${n}`),
+    ]
+  ) {
+    const error = rejection(() => parsePlan({ nodes: [node("a"), node("b", deps)] }));
+    deepEqual(error.problems, [
+      'node 2 ("b"): "dependsOn" has 300000 ids: a node depends on at most 49 others',
+    ]);
+    const added = rejection(() => appendNodes([node("a")], [node("b", deps)]));
+    deepEqual(added.problems, [
+      'added node 1 ("b"): "dependsOn" has 300000 ids: a node depends on at most 49 others',
+    ]);
+  }
+  // A node depending on every other node of a full plan is still a plan.
+  const ids = Array.from({ length: 49 }, (_, n) => `n${n}`);
+  parsePlan({ nodes: [...ids.map((id) => node(id)), node("last", ids)] });
 });
