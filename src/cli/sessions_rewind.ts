@@ -21,12 +21,16 @@ import { dirname, resolve } from "../core/path.ts";
 import type { CommandLine } from "./args.ts";
 import { InputError } from "./errors.ts";
 import { patchLines } from "../tui/diff_view.ts";
+import { type KeyConfig, keyMasker, type SecretMasker } from "../sandbox/secrets.ts";
+import { COPY, copyJson } from "../core/json_depth.ts";
 
 type SessionsLine = Extract<CommandLine, { command: "sessions" }>;
 
 /**
  * Runs `tern sessions rewind` on the session file at `path`; returns the exit code. What the deny
  * rules of `context` (the config loaded here) and of the session's workspace hide is left alone.
+ * JSON written to `out` has the keys of `context` masked in each string (a patch holds files'
+ * content); text is the caller's to mask.
  */
 export async function rewindCommand(
   path: string,
@@ -38,9 +42,11 @@ export async function rewindCommand(
     rules: readonly PermissionRule[];
     out: (text: string) => void;
     err: (text: string) => void;
-  },
+  } & KeyConfig,
 ): Promise<number> {
   const { out, err } = context;
+  const masker = keyMasker(context);
+  const json = (value: unknown) => `${JSON.stringify(maskedJson(value, masker))}\n`;
   const options = line.rewind ?? { yes: false };
   checkOwnSessionFile(context.ternHome, path);
   const session = await Session.open(path);
@@ -66,7 +72,7 @@ export async function rewindCommand(
     const plan = await planRewind(session, line.entry!, rewind);
     if (!line.json) out(describePlan(plan));
     if (!options.yes) {
-      if (line.json) out(`${JSON.stringify(planJson(plan))}\n`);
+      if (line.json) out(json(planJson(plan)));
       err("tern: nothing changed yet; run again with --yes to apply\n");
       return 0;
     }
@@ -83,7 +89,7 @@ export async function rewindCommand(
         overwrite: options.conflicts === "overwrite",
       }));
     if (line.json) {
-      out(`${JSON.stringify({ ...planJson(plan), ...result })}\n`);
+      out(json({ ...planJson(plan), ...result }));
     } else {
       const undone = plan.target === "undo";
       out(
@@ -177,6 +183,11 @@ export function describePlan(plan: RewindPlan): string {
   // would read as hunks, even files, of their own.
   const patch = patchLines(plan.patch).join("\n");
   return `${lines.join("\n")}\n${patch === "" ? "" : `\n${patch}\n`}`;
+}
+
+/** `value` with each of its strings masked (keys are paths tern chose, strings are content). */
+function maskedJson(value: unknown, masker: SecretMasker): unknown {
+  return copyJson(value, (item) => typeof item === "string" ? masker.mask(item) : COPY);
 }
 
 function planJson(plan: RewindPlan) {

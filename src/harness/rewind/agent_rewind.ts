@@ -5,6 +5,7 @@
  * client, which asks its person), then `confirmRewind` with their choice.
  */
 import type { AgentSession } from "../agent_session.ts";
+import { keyMasker } from "../../sandbox/secrets.ts";
 import {
   applyRewind,
   planRewind,
@@ -21,6 +22,8 @@ export interface AgentRewindRequest {
 
 /**
  * The plan of a rewind of `agent`'s session (nothing changes yet). Must not run during a turn.
+ * Its patch (the files' content, which may hold a key) has the keys tern holds masked, as
+ * `/rewind` and `tern sessions rewind` show it.
  * @throws {TernError} for a target that is not a user message, or nothing to undo.
  */
 export async function previewRewind(
@@ -28,13 +31,18 @@ export async function previewRewind(
   request: AgentRewindRequest,
 ): Promise<RewindPlan> {
   if (agent.connected) await agent.conversation.checkpointsIdle();
-  return await planRewind(agent.session, request.target, {
+  const plan = await planRewind(agent.session, request.target, {
     workspace: agent.workspace,
     scope: request.scope,
     maxFileBytes: agent.config.rewindMaxFileBytes || undefined,
     maxFiles: agent.config.rewindMaxFiles,
     rules: agent.config.rules,
   });
+  const mask = agent.connected
+    ? (text: string) => agent.conversation.maskKnownKeys(text)
+    : (text: string) => keyMasker(agent.config).mask(text);
+  // The patch is only shown: applying the plan reads its changes, never its patch.
+  return { ...plan, patch: mask(plan.patch) };
 }
 
 /**

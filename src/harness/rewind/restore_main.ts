@@ -9,7 +9,13 @@
  * end line (tern gave up sending) stops there, with an error.
  */
 import type { RestoreAnswer, RestoreLine } from "./restore_ops.ts";
-import { CUT_SHORT, removeSafely, writeFileSafely, writeLinkSafely } from "./safe_files.ts";
+import {
+  CUT_SHORT,
+  removeEmptyFolders,
+  removeSafely,
+  writeFileSafely,
+  writeLinkSafely,
+} from "./safe_files.ts";
 
 const answer: RestoreAnswer = { done: 0 };
 const lines = readLines(Deno.stdin.readable);
@@ -21,12 +27,17 @@ try {
   };
   const { workspace } = JSON.parse(await next()) as { workspace: string };
   if (typeof workspace !== "string") throw new Error("Cannot restore the files: no workspace");
+  /** Paths removed: the folders they leave empty go once every file is back. */
+  const removed: string[] = [];
   for (;;) {
     const op = JSON.parse(await next()) as RestoreLine;
     if ("end" in op) break;
     if (!("op" in op)) throw new Error("Cannot restore the files: a line is no operation");
-    if (op.op === "remove") await removeSafely(workspace, op.path);
-    else if (op.op === "link") await writeLinkSafely(workspace, op.path, op.target);
+    if (op.op === "remove") {
+      await removeSafely(workspace, op.path);
+      // Also when it was gone already (a rewind stopped partway, run again).
+      removed.push(op.path);
+    } else if (op.op === "link") await writeLinkSafely(workspace, op.path, op.target);
     else {
       // Content comes while the file is written: the process holds one chunk, not the file.
       const size = op.size;
@@ -42,6 +53,7 @@ try {
     }
     answer.done++;
   }
+  await removeEmptyFolders(workspace, removed);
 } catch (error) {
   answer.error = error instanceof Error ? error.message : String(error);
 }

@@ -100,7 +100,7 @@ async function recheck(workspace: string, folder: string, path: string): Promise
  * Writes `content` (bytes, or chunks of them as they come) at `path` (relative to `workspace`,
  * an absolute real path) with the executable bits of `executable`, keeping the read and write
  * bits of a file already there (never its setuid, setgid or sticky bit: a restored file is no
- * program that runs as its owner).
+ * program that runs as its owner); a file made anew gets 644 or 755 less the umask.
  */
 export async function writeFileSafely(
   workspace: string,
@@ -116,19 +116,19 @@ export async function writeFileSafely(
   const mode = executable ? base | ((base & 0o444) >> 2) | 0o100 : base;
   const scratch = join(folder, `${SCRATCH_PREFIX}${crypto.randomUUID()}`);
   try {
-    if (content instanceof Uint8Array) {
-      await Deno.writeFile(scratch, content, { createNew: true, mode });
-    } else {
-      const file = await Deno.open(scratch, { write: true, createNew: true, mode });
-      try {
-        for await (const bytes of content) {
-          for (let at = 0; at < bytes.length;) at += await file.write(bytes.subarray(at));
-        }
-      } finally {
-        file.close();
+    // Made with open(), whose mode the umask filters (Deno.writeFile's would not be).
+    const file = await Deno.open(scratch, { write: true, createNew: true, mode });
+    try {
+      for await (const bytes of content instanceof Uint8Array ? [content] : content) {
+        for (let at = 0; at < bytes.length;) at += await file.write(bytes.subarray(at));
       }
+    } finally {
+      file.close();
     }
-    await Deno.chmod(scratch, mode);
+    // A file replaced keeps its bits as they were. One made anew (the turn removed it) gets no
+    // more than the umask allows, as from git: the checkpoint knows only 644 or 755, and a
+    // private key it brings back must not become readable by everyone.
+    if (old?.isFile) await Deno.chmod(scratch, mode);
     await recheck(workspace, folder, path);
     await Deno.rename(scratch, target);
   } catch (error) {
@@ -157,7 +157,10 @@ export async function writeLinkSafely(
   }
 }
 
-/** Removes the file or symlink at `path` (never a folder, never what a link points to). */
+/**
+ * Removes the file or symlink at `path` (never a folder, never what a link points to). The
+ * folders it leaves empty stay until {@linkcode removeEmptyFolders}.
+ */
 export async function removeSafely(workspace: string, path: string): Promise<void> {
   const folder = await parentFolder(workspace, path, false);
   if (folder === undefined) return;
@@ -166,15 +169,40 @@ export async function removeSafely(workspace: string, path: string): Promise<voi
   if (!info || info.isDirectory) return;
   await recheck(workspace, folder, path);
   await Deno.remove(target);
-  // Folders the removal left empty go too, up to the workspace.
-  let dir = folder;
-  while (dir !== workspace && dir.startsWith(`${workspace}/`)) {
+}
+
+/**
+ * Removes the folders above `paths` (given to {@linkcode removeSafely}) that are empty now,
+ * deepest first, up to the workspace. Called once every file is back: a folder removed between
+ * its files' removal and their writes would be made anew, without its permissions (a private
+ * folder's 0700). Never throws: a folder that holds something, or is no folder, stays.
+ */
+export async function removeEmptyFolders(
+  workspace: string,
+  paths: Iterable<string>,
+): Promise<void> {
+  const folders = new Set<string>();
+  for (const path of paths) {
+    let parts: string[];
     try {
+      parts = pathParts(path);
+    } catch {
+      continue;
+    }
+    for (let end = parts.length - 1; end > 0; end--) folders.add(parts.slice(0, end).join("/"));
+  }
+  const depth = (folder: string) => folder.split("/").length;
+  for (const folder of [...folders].sort((a, b) => depth(b) - depth(a))) {
+    try {
+      // Each part a folder by lstat (a link the restore wrote above it is never followed out of
+      // the workspace), and not recursive: a folder with anything in it fails.
+      const dir = await parentFolder(workspace, `${folder}/-`, false);
+      if (dir === undefined) continue;
+      await recheck(workspace, dir, folder);
       await Deno.remove(dir);
     } catch {
-      break;
+      // Not empty, gone, or no folder: it stays as it is.
     }
-    dir = dir.slice(0, dir.lastIndexOf("/"));
   }
 }
 
