@@ -90,3 +90,15 @@ export function startChild(
     stderr: new Response(process.stderr).text(),
   };
 }
+
+/**
+ * The pids of the `tern child` processes started for the model server at `baseUrl`: the parent
+ * gives them its URL in their environment (never on their command line), which `ps e` shows.
+ */
+export function ternChildPids(baseUrl: string): number[] {
+  const out = new Deno.Command("ps", { args: ["-e", "-ww", "-o", "pid=,args=", "e"] })
+    .outputSync();
+  return new TextDecoder().decode(out.stdout).split("\n").map((line) => line.trim().split(" "))
+    .filter((words) => words.includes("child") && words.includes(`TERN_BASE_URL=${baseUrl}`))
+    .map((words) => Number(words[0]));
+}

@@ -10,7 +10,16 @@ import type { ScriptedReply } from "../../src/llm/scripted.ts";
 import type { ModelRequest } from "../../src/llm/types.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
 import { declaredFlags, ROOT, runTern, tempWorkspace } from "../support/tern_process.ts";
-import { allText, call, deliveries, firstUser, records, sessionsOf, until } from "./_helpers.ts";
+import {
+  allText,
+  call,
+  deliveries,
+  firstUser,
+  records,
+  sessionsOf,
+  ternChildPids,
+  until,
+} from "./_helpers.ts";
 
 const isChild = (request: ModelRequest) => firstUser(request).startsWith("CHILD");
 const shown = (request: ModelRequest) => allText(request).split("[subagent ").length - 1;
@@ -27,13 +36,7 @@ function parentReply(request: ModelRequest): ScriptedReply {
 }
 
 /** The pids of `tern child` processes started for the server at `baseUrl`. */
-function childPids(baseUrl: string): number[] {
-  const out = new Deno.Command("pgrep", { args: ["-f", `child --base-url ${baseUrl}`] })
-    .outputSync();
-  return new TextDecoder().decode(out.stdout).split("\n").filter((line) => line !== "").map(
-    Number,
-  );
-}
+const childPids = ternChildPids;
 
 type Step = "child-running" | "child-killed" | "completion-recorded" | "delivered";
 

@@ -9,16 +9,14 @@ import type { ScriptedReply } from "../../src/llm/scripted.ts";
 import type { ModelRequest } from "../../src/llm/types.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
 import { declaredFlags, ROOT, runTern, tempWorkspace } from "../support/tern_process.ts";
-import { allText, call, firstUser, until } from "./_helpers.ts";
+import { allText, call, firstUser, ternChildPids, until } from "./_helpers.ts";
 
 const isChild = (request: ModelRequest) => firstUser(request).startsWith("CHILD");
 const shown = (request: ModelRequest) => allText(request).split("[subagent ").length - 1;
 
 /** Whether a `tern child` process for the server at `baseUrl` runs. */
 function childRuns(baseUrl: string): boolean {
-  const out = new Deno.Command("pgrep", { args: ["-f", `child --base-url ${baseUrl}`] })
-    .outputSync();
-  return out.code === 0;
+  return ternChildPids(baseUrl).length > 0;
 }
 
 Deno.test("tern run -c shows a child that finished after its parent was killed at the turn's start", async () => {

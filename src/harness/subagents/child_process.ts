@@ -9,7 +9,7 @@ import { hostSearchPath, personPath } from "../../core/host_programs.ts";
 import { ternCommand } from "../../core/packaging.ts";
 import { dirname, join } from "../../core/path.ts";
 import { streamLines } from "../../core/line_splitter.ts";
-import { answerOf, type AskPerson } from "../../sandbox/review.ts";
+import { answerOf, type AskPerson, type PersonReply } from "../../sandbox/review.ts";
 import {
   CHILD_PROTOCOL_VERSION,
   type ChildFinal,
@@ -23,7 +23,7 @@ import {
 /** How the parent runs one child. */
 export interface ChildProcessOptions {
   request: ChildRequest;
-  /** Passed as `--base-url` so the launcher grants the child the same model host. */
+  /** Passed as `TERN_BASE_URL` so the launcher grants the child the same model host. */
   baseUrl?: string;
   /** Longest the child may run, in milliseconds; then it is stopped (`timed_out`). */
   timeoutMs: number;
@@ -42,6 +42,12 @@ export type ChildOutcome =
 
 /** Grace between SIGTERM and SIGKILL when a child is stopped, in milliseconds. */
 const STOP_GRACE_MS = 3000;
+/** How long a child's stdout is still read after it exited, in milliseconds. */
+const DRAIN_MS = 2000;
+/** Escalations of one child waiting for the person at once; more are denied unasked. */
+const MAX_WAITING_ESCALATIONS = 16;
+/** The share of its time an escalation must have left when its turn comes to be asked. */
+const LEAST_TIME_LEFT = 0.25;
 const encoder = new TextEncoder();
 
 /**
@@ -57,13 +63,21 @@ export class StartedChild {
   /** Stderr's last few kilobytes, for the error when the child fails. */
   stderrTail = "";
   readonly stderrRead: Promise<void>;
+  /**
+   * Aborted DRAIN_MS after the process exited: its pipes are read no longer, since a process it
+   * left behind may hold them open, and the run's outcome must not wait for that.
+   */
+  readonly drained: AbortSignal;
   #exited = false;
 
   constructor(where: ChildPlace, idle: boolean) {
     this.key = childKey(where);
     // bin/tern from the tree; the same file or executable when tern is packaged.
     const tern = ternCommand(ternLauncher);
-    const args = [...tern.args, "child", ...(where.baseUrl ? ["--base-url", where.baseUrl] : [])];
+    // The model host reaches the launcher (which lets the child connect to it) in the
+    // environment, never the command line, which every local user may read (`ps`): a base URL
+    // may hold a password or a key.
+    const args = [...tern.args, "child"];
     const person = personPath();
     this.process = new Deno.Command(tern.command, {
       args,
@@ -71,6 +85,7 @@ export class StartedChild {
       env: {
         TERN_DENO_BIN: Deno.execPath(),
         TERN_CHILD_IDLE: idle ? "1" : "0",
+        ...(where.baseUrl === undefined ? {} : { TERN_BASE_URL: where.baseUrl }),
         // bin/tern finds bash on a PATH cut now (a write grant may have come since); the
         // child's commands get the person's PATH, told apart.
         PATH: hostSearchPath(),
@@ -80,7 +95,12 @@ export class StartedChild {
       stdout: "piped",
       stderr: "piped",
     }).spawn();
-    this.process.status.then(() => this.#exited = true, () => this.#exited = true);
+    const drained = new AbortController();
+    this.drained = drained.signal;
+    this.process.status.finally(() => {
+      this.#exited = true;
+      Deno.unrefTimer(setTimeout(() => drained.abort(), DRAIN_MS));
+    }).catch(() => {});
     this.stdin = this.process.stdin.getWriter();
     this.stderrRead = this.#readStderr();
   }
@@ -102,8 +122,12 @@ export class StartedChild {
 
   async #readStderr(): Promise<void> {
     const decoder = new TextDecoder();
-    for await (const chunk of this.process.stderr) {
-      this.stderrTail = (this.stderrTail + decoder.decode(chunk, { stream: true })).slice(-4096);
+    try {
+      for await (const chunk of readUntil(this.process.stderr, this.drained)) {
+        this.stderrTail = (this.stderrTail + decoder.decode(chunk, { stream: true })).slice(-4096);
+      }
+    } catch {
+      // Cut after the exit: the tail read so far is what there is.
     }
   }
 }
@@ -130,6 +154,12 @@ export class ChildProcess {
   readonly #stdin: WritableStreamDefaultWriter<Uint8Array>;
   readonly #options: ChildProcessOptions;
   #timedOut = false;
+  /** The child wrote its final record or exited: it asks nothing more. */
+  #over = false;
+  /** Escalations not yet answered, by id, each with how to withdraw it. */
+  readonly #open = new Map<string, AbortController>();
+  /** The person is asked one escalation at a time: the last one queued. */
+  #questions: Promise<void> = Promise.resolve();
   #stopping: ReturnType<typeof setTimeout> | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
   readonly done: Promise<void>;
@@ -160,6 +190,9 @@ export class ChildProcess {
 
   /** Asks the child to stop (SIGTERM: it ends its turn and reports), then kills it. */
   stop(): void {
+    // Its questions are withdrawn, and an answer given meanwhile is a denial: a child is
+    // stopped when it may hold less (a narrowing, a cancelled turn), so it is given nothing more.
+    this.#end();
     if (this.#stopping !== undefined) return;
     try {
       this.#process.kill("SIGTERM");
@@ -180,24 +213,38 @@ export class ChildProcess {
     let error: string | undefined;
     let started = false;
     const stderr = this.#started.stderrRead;
+    const drained = this.#started.drained;
+    const ended = () => this.#end();
+    this.#process.status.then(ended, ended);
     try {
-      for await (const line of lines(this.#process.stdout)) {
+      for await (const line of lines(readUntil(this.#process.stdout, drained))) {
         if (line.trim() === "") continue;
         const parsed = parseLine(childLineSchema, line, "the child's line");
+        if (parsed.type !== "final" && parsed.runId !== this.#options.request.runId) {
+          throw new TypeError(
+            `Cannot read the child's line: it names run "${
+              parsed.runId.slice(0, 40)
+            }", not its own`,
+          );
+        }
         if (!started) {
           started = true;
           this.#options.onStarted?.();
         }
         if (parsed.type === "final") {
           final = parsed;
+          this.#end();
           await this.#stdin.close().catch(() => {});
         } else if (parsed.type === "escalation") {
           this.#answer(parsed.escalationId, parsed.request);
         }
       }
     } catch (caught) {
-      error = caught instanceof Error ? caught.message : String(caught);
-      this.#kill();
+      // Stdout cut after the child's exit is no protocol error: the outcome says how it ended.
+      if (!drained.aborted) {
+        error = caught instanceof Error ? caught.message : String(caught);
+        this.#kill();
+      }
     }
     const status = await this.#process.status;
     await stderr;
@@ -224,30 +271,57 @@ export class ChildProcess {
   }
 
   /**
-   * Settles one escalation; the question is withdrawn (its dialog closed) when the child
-   * stops waiting for it: its timeout passed, or it exited.
+   * Settles one escalation. The person is asked one at a time, never for an id that waits for
+   * its answer already, nor after the child's final record, its exit or its stop; a question is
+   * withdrawn (its dialog closed) when the child stops waiting for it: its timeout passed, or
+   * the child ended. One left with less than a quarter of its time when its turn comes is
+   * denied unasked, and so is one past MAX_WAITING_ESCALATIONS waiting.
    */
   #answer(escalationId: string, request: Parameters<AskPerson>[0]): void {
+    if (this.#over || this.#open.has(escalationId)) return;
+    if (this.#open.size >= MAX_WAITING_ESCALATIONS) {
+      this.#reply(escalationId, "deny");
+      return;
+    }
     const controller = new AbortController();
-    const timer = setTimeout(
-      () => controller.abort(),
-      this.#options.request.permissions.escalationTimeoutMs,
-    );
-    this.#process.status.then(() => controller.abort(), () => controller.abort());
-    this.#options.escalate(request, controller.signal).finally(() => clearTimeout(timer)).then(
-      (answer) => answer,
-      () => "deny" as const,
-    ).then((answer) => {
-      this.#send(
-        {
-          type: "escalation_answer",
-          version: CHILD_PROTOCOL_VERSION,
-          escalationId,
-          answer: answerOf(answer),
-          ...(typeof answer === "object" ? { reason: answer.deny } : {}),
-        } satisfies ParentLine,
-      );
+    this.#open.set(escalationId, controller);
+    const timeoutMs = this.#options.request.permissions.escalationTimeoutMs;
+    const deadline = Date.now() + timeoutMs;
+    const timer = setTimeout(() => controller.abort(), timeoutMs);
+    const withdrawn = new Promise<"deny">((resolve) => {
+      controller.signal.addEventListener("abort", () => resolve("deny"), { once: true });
     });
+    const asked = this.#questions.then(async () => {
+      // Too little of its time left for a person to read it: denied unasked.
+      const late = deadline - Date.now() < timeoutMs * LEAST_TIME_LEFT;
+      const answer = controller.signal.aborted || late ? "deny" as const : await Promise.race([
+        this.#options.escalate(request, controller.signal).catch(() => "deny" as const),
+        withdrawn,
+      ]);
+      clearTimeout(timer);
+      this.#open.delete(escalationId);
+      this.#reply(escalationId, this.#over ? "deny" : answer);
+    });
+    this.#questions = asked.catch(() => {});
+  }
+
+  /** Writes the answer to one escalation (a person's denial with their words as its reason). */
+  #reply(escalationId: string, answer: PersonReply): void {
+    this.#send(
+      {
+        type: "escalation_answer",
+        version: CHILD_PROTOCOL_VERSION,
+        escalationId,
+        answer: answerOf(answer),
+        ...(typeof answer === "object" ? { reason: answer.deny } : {}),
+      } satisfies ParentLine,
+    );
+  }
+
+  /** The child asks nothing more: its open questions are withdrawn. */
+  #end(): void {
+    this.#over = true;
+    for (const controller of this.#open.values()) controller.abort();
   }
 
   #send(line: ChildRequest | ParentLine): void {
@@ -261,6 +335,14 @@ export class ChildProcess {
       // Gone.
     }
   }
+}
+
+/** `stream`'s chunks until `signal` aborts (then the read throws and the stream is cancelled). */
+function readUntil(
+  stream: ReadableStream<Uint8Array>,
+  signal: AbortSignal,
+): ReadableStream<Uint8Array> {
+  return stream.pipeThrough(new TransformStream(), { signal });
 }
 
 function sameRun(final: ChildFinal, request: ChildRequest): boolean {

@@ -201,7 +201,7 @@ export class SubagentHost {
    */
   async spawn(args: SpawnArgs): Promise<SpawnRecord> {
     phaseMark("spawn");
-    let settings = this.#options.settings();
+    const settings = this.#options.settings();
     if (settings.maxSubagents === 0) {
       throw new Error(
         `Cannot spawn "${shownTaskName(args.taskName, this.#mask)}": subagents are turned off ` +
@@ -236,12 +236,27 @@ export class SubagentHost {
         thinking: args.thinking ?? settings.thinking,
       });
       runCgroup = await this.#options.runCgroup?.().catch(() => undefined);
+      return await this.#start(args, { provider, model, runCgroup });
     } finally {
+      // Counted from the limit's check until its child runs: an overlapping spawn cannot pass
+      // the limit while this one waits (for the idle child's start, say).
       this.#starting--;
     }
+  }
+
+  /** Records the spawn `args` and starts its child, its checks passed. */
+  async #start(
+    args: SpawnArgs,
+    chosen: {
+      provider: string | undefined;
+      model: string;
+      runCgroup: SharedRunCgroup | null | undefined;
+    },
+  ): Promise<SpawnRecord> {
+    const { provider, model, runCgroup } = chosen;
     // The permissions handed over are the session's when the child starts, not before the
     // approval was waited for (the person may have narrowed them meanwhile).
-    settings = this.#options.settings();
+    const settings = this.#options.settings();
     checkProvider(args, settings);
     const mailbox = this.mailbox();
     const session = mailbox.session;
