@@ -113,3 +113,26 @@ Deno.test("loadHooks() reads .tern/settings.json, reports bad entries, and rejec
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("loadHooks() leaves out a matcher whose matching could backtrack for ever, saying why", async () => {
+  const { root, ternHome, workspace } = await places();
+  try {
+    const costly = ["(a+)+", "(mcp__.*)*x", "(a)\\1", `${"a*".repeat(20)}b`, "x?".repeat(30)];
+    const fine = ["Bash", "Edit|MultiEdit|Write", "mcp__memory__.*", "Notebook.*", "(Edit|Write)"];
+    const hook = { type: "command", command: "true" };
+    await Deno.writeTextFile(
+      join(ternHome, "settings.json"),
+      JSON.stringify({
+        hooks: { PreToolUse: [...costly, ...fine].map((matcher) => ({ matcher, hooks: [hook] })) },
+      }),
+    );
+    const { source } = (await loadHooks({ ternHome, workspace })).sources[0];
+    deepEqual(source.hooks.map((kept) => kept.matcher), fine);
+    equal(source.problems.length, costly.length);
+    for (const problem of source.problems) match(problem, /could backtrack for ever.*left out$/);
+    // What a hostile MCP server could name a tool: no kept matcher holds tern's thread on it.
+    for (const matcher of fine) matches(matcher, `mcp__${"a".repeat(120)}`);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});

@@ -290,8 +290,11 @@ function parseHooks(section: unknown, problems: string[]): HookCommand[] {
         continue;
       }
       const matcher = group.matcher ?? "";
-      if (typeof matcher !== "string" || compileMatcher(matcher) === undefined) {
-        problems.push(`"${where}.matcher": not a valid regular expression; left out`);
+      const problem = typeof matcher === "string"
+        ? matcherProblem(matcher)
+        : "not a valid regular expression";
+      if (typeof matcher !== "string" || problem !== undefined) {
+        problems.push(`"${where}.matcher": ${problem}; left out`);
         continue;
       }
       for (const [at, hook] of group.hooks.entries()) {
@@ -339,6 +342,68 @@ export const CLAUDE_TOOL_NAMES: Readonly<Record<string, string>> = {
 };
 
 const TERN_TO_CLAUDE = new Map(Object.entries(CLAUDE_TOOL_NAMES).map(([c, t]) => [t, c]));
+
+/** The longest matcher taken: tool names are short, and a matcher lists a few of them. */
+const MAX_MATCHER_CHARS = 1_000;
+
+/**
+ * Why `matcher` cannot be used, or undefined. A matcher runs on tern's thread against every
+ * tool's name, and an MCP server names its tools: a quantified group (`(a+)+`) or a
+ * back-reference could make that match backtrack for ever on a name made for it. Claude Code's
+ * matchers need neither (`Bash`, `Edit|Write`, `mcp__memory__.*`).
+ */
+function matcherProblem(matcher: string): string | undefined {
+  if (matcher.length > MAX_MATCHER_CHARS) {
+    return `longer than ${MAX_MATCHER_CHARS.toLocaleString("en-US")} characters`;
+  }
+  if (compileMatcher(matcher) === undefined) return "not a valid regular expression";
+  if (
+    /\)\s*(?:[*+?]|\{\d)/.test(matcher) || /\\(?:[1-9]|k<)/.test(matcher) ||
+    mostQuantifiers(matcher) > MAX_QUANTIFIERS
+  ) {
+    return `a quantified group, a back-reference or more than ${MAX_QUANTIFIERS} quantifiers in ` +
+      "one alternative, whose matching could backtrack for ever on a tool name made for it; " +
+      "list the names (Edit|Write) or use .*";
+  }
+  return undefined;
+}
+
+/**
+ * Quantifiers one alternative may hold: `a*a*a*…b` tries a name in time growing with its length
+ * to the power of their count.
+ */
+const MAX_QUANTIFIERS = 3;
+
+/** The most quantifiers (`*`, `+`, `?`, `{n,}`) in one top-level alternative of `matcher`. */
+function mostQuantifiers(matcher: string): number {
+  let depth = 0;
+  let inClass = false;
+  let count = 0;
+  let most = 0;
+  for (let i = 0; i < matcher.length; i++) {
+    const c = matcher[i];
+    if (c === "\\") {
+      i++;
+    } else if (inClass) {
+      if (c === "]") inClass = false;
+    } else if (c === "[") {
+      inClass = true;
+    } else if (c === "(") {
+      depth++;
+    } else if (c === ")") {
+      depth--;
+    } else if (c === "|" && depth === 0) {
+      most = Math.max(most, count);
+      count = 0;
+    } else if (c === "*" || c === "+" || (c === "{" && /^\{\d+,/.test(matcher.slice(i)))) {
+      count++;
+    } else if (c === "?" && !"(*+?}".includes(matcher[i - 1] ?? "(")) {
+      // Not `(?:`, nor the `?` that makes a quantifier lazy.
+      count++;
+    }
+  }
+  return Math.max(most, count);
+}
 
 /** The matcher as a regular expression anchored at both ends; undefined when it is not valid. */
 function compileMatcher(matcher: string): RegExp | undefined {
