@@ -4,7 +4,7 @@
  * the host the next time someone uses git there).
  */
 import { TernError } from "../core/errors.ts";
-import { dirname, join, resolve } from "../core/path.ts";
+import { basename, dirname, isInside, join, resolve } from "../core/path.ts";
 import { openUnchanged } from "../core/verified_open.ts";
 import type { FolderListings, ListedEntry } from "./folder_listings.ts";
 
@@ -101,6 +101,12 @@ export interface GitDirsOptions {
    */
   unlistable?: string[];
   /**
+   * Filled with the folders a `.git` file points at (`gitdir:`) that do not exist but would lie
+   * inside a root: a command could make one there, with a config whose `core.fsmonitor` runs at
+   * the person's next `git status` in the file's folder. The caller guards them.
+   */
+  missing?: string[];
+  /**
    * What the last search with the same cache read: folders unchanged since are not read again
    * (see folder_listings.ts). The result is the same as without it.
    */
@@ -156,7 +162,10 @@ export async function gitDirsUnder(
     const real = entry.isSymlink ? realPath(path) : path;
     if (real === null) return;
     found.add(real);
-    if (!entry.isDirectory) { for (const linked of linkedGitDirs(real, tops)) found.add(linked); }
+    if (entry.isDirectory) return;
+    for (const linked of linkedGitDirs(real, tops)) found.add(linked);
+    const missing = missingGitDir(real, tops);
+    if (missing !== null) options.missing?.push(missing);
   };
   const list = async (dir: string): Promise<ListedEntry[]> => {
     if (++search.listed % LISTS_PER_YIELD === 0) await new Promise((done) => setTimeout(done, 0));
@@ -260,19 +269,45 @@ function linkedGitDirs(file: string, roots: readonly string[]): string[] {
 }
 
 /**
+ * Where the folder the `.git` file `file` points at is missing, when it would lie inside
+ * `roots`: its first missing part below the deepest folder that exists (taken by real path, so
+ * a link cannot lead it out), which a guard keeps from being made; null otherwise.
+ */
+function missingGitDir(file: string, roots: readonly string[]): string | null {
+  const named = pointerText(file, /^gitdir: (.+)$/m);
+  if (named === null) return null;
+  const path = resolve(dirname(file), named);
+  // It exists (linkedGitDirs() has it), or is a link leading nowhere, guarded as a link is.
+  if (realPath(path) !== null) return null;
+  let missing = path;
+  for (let dir = dirname(path); dir !== missing; missing = dir, dir = dirname(dir)) {
+    const real = realPath(dir);
+    if (real === null) continue;
+    const guard = join(real, basename(missing));
+    return roots.some((root) => guard !== root && isInside(root, guard)) ? guard : null;
+  }
+  return null;
+}
+
+/**
  * The real path a small pointer file names (relative to `base`, default its folder). The file
  * (a link to one is followed) is read only while it is the regular file its `lstat` showed,
  * opened without blocking: a command swapping a FIFO in for it cannot make tern wait forever.
  */
 function pointer(file: string, pattern: RegExp, base = dirname(file)): string | null {
+  const target = pointerText(file, pattern);
+  return target === null ? null : realPath(resolve(base, target));
+}
+
+/** What a small pointer file names (`pattern`'s first group), as written; null for none. */
+function pointerText(file: string, pattern: RegExp): string | null {
   try {
     const real = Deno.realPathSync(file);
     const info = Deno.lstatSync(real);
     if (!info.isFile || info.size > 4096) return null;
     using opened = openUnchanged(real, info);
     if (opened === null) return null;
-    const target = new TextDecoder().decode(opened.head(4096)).match(pattern)?.[1].trim();
-    return target ? realPath(resolve(base, target)) : null;
+    return new TextDecoder().decode(opened.head(4096)).match(pattern)?.[1].trim() || null;
   } catch {
     return null;
   }

@@ -463,8 +463,11 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     // A folder the `.git` search cannot list could hold a repository a command would write:
     // hidden whole (a writable root itself cannot be: commands wait until it is listable).
     const unlistable: string[] = [];
+    // The folders `.git` files point at that do not exist: guarded as an absent `.git` is.
+    const missingGitDirs: string[] = [];
     const gitDirs = await gitDirsUnder(roots.filter((r) => r !== "/"), {
       unlistable,
+      missing: missingGitDirs,
       cache: gitListings,
     });
     const unlistableRoot = unlistable.find((dir) => roots.includes(dir));
@@ -484,10 +487,13 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
         ...view.readOnly,
         ...denied?.readOnly ?? [],
       ],
-      guarded: roots.filter((root) => root !== "/").flatMap((root) => [
-        join(root, ".tern"),
-        join(root, ".git"),
-      ]),
+      guarded: [
+        ...roots.filter((root) => root !== "/").flatMap((root) => [
+          join(root, ".tern"),
+          join(root, ".git"),
+        ]),
+        ...missingGitDirs,
+      ],
       masked: view.masked,
       revealed: [options.workspace, ...(profile.grants.read === "all" ? [] : profile.grants.read)],
       visible: view.visible,
