@@ -102,15 +102,22 @@ export interface GitDirsOptions {
   unlistable?: string[];
   /**
    * Filled with the folders a `.git` file points at (`gitdir:`) that do not exist but would lie
-   * inside a root: a command could make one there, with a config whose `core.fsmonitor` runs at
-   * the person's next `git status` in the file's folder. The caller guards them.
+   * inside a root (`folder`, by the real path of its deepest existing folder), each with its
+   * first missing part (`guard`): a command could make one there, with a config whose
+   * `core.fsmonitor` runs at the person's next `git status` in the file's folder.
    */
-  missing?: string[];
+  missing?: MissingGitDir[];
   /**
    * What the last search with the same cache read: folders unchanged since are not read again
    * (see folder_listings.ts). The result is the same as without it.
    */
   cache?: FolderListings;
+}
+
+/** A folder a `.git` file points at that does not exist (see GitDirsOptions.missing). */
+export interface MissingGitDir {
+  folder: string;
+  guard: string;
 }
 
 /** A folder's entries that matter to the search (folders and `.git`), and how many in all. */
@@ -269,22 +276,23 @@ function linkedGitDirs(file: string, roots: readonly string[]): string[] {
 }
 
 /**
- * Where the folder the `.git` file `file` points at is missing, when it would lie inside
- * `roots`: its first missing part below the deepest folder that exists (taken by real path, so
- * a link cannot lead it out), which a guard keeps from being made; null otherwise.
+ * The folder the `.git` file `file` points at when it is missing and would lie inside `roots`
+ * (the deepest folder of it that exists taken by real path, so a link cannot lead it out), with
+ * its first missing part; null otherwise.
  */
-function missingGitDir(file: string, roots: readonly string[]): string | null {
+function missingGitDir(file: string, roots: readonly string[]): MissingGitDir | null {
   const named = pointerText(file, /^gitdir: (.+)$/m);
   if (named === null) return null;
   const path = resolve(dirname(file), named);
   // It exists (linkedGitDirs() has it), or is a link leading nowhere, guarded as a link is.
   if (realPath(path) !== null) return null;
-  let missing = path;
-  for (let dir = dirname(path); dir !== missing; missing = dir, dir = dirname(dir)) {
-    const real = realPath(dir);
+  const rest: string[] = [];
+  for (let dir = path; dir !== "/"; dir = dirname(dir)) {
+    rest.unshift(basename(dir));
+    const real = realPath(dirname(dir));
     if (real === null) continue;
-    const guard = join(real, basename(missing));
-    return roots.some((root) => guard !== root && isInside(root, guard)) ? guard : null;
+    const missing = { folder: join(real, ...rest), guard: join(real, rest[0]) };
+    return roots.some((root) => isInside(root, real)) ? missing : null;
   }
   return null;
 }

@@ -46,9 +46,11 @@ import { homeView, passwdHome } from "./home_view.ts";
 import { HomeTokenCopies } from "./home_tokens.ts";
 import { FolderListings } from "./folder_listings.ts";
 import { hostPrivatePaths, privateView, takeWarmHostPrivatePaths } from "./host_private.ts";
+import { lstatOrNull } from "../core/verified_open.ts";
 import {
   gitDirsUnder,
   hostSocketLocations,
+  type MissingGitDir,
   SandboxViewError,
   secretLocations,
 } from "./protected_paths.ts";
@@ -463,13 +465,20 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     // A folder the `.git` search cannot list could hold a repository a command would write:
     // hidden whole (a writable root itself cannot be: commands wait until it is listable).
     const unlistable: string[] = [];
-    // The folders `.git` files point at that do not exist: guarded as an absent `.git` is.
-    const missingGitDirs: string[] = [];
+    const missing: MissingGitDir[] = [];
     const gitDirs = await gitDirsUnder(roots.filter((r) => r !== "/"), {
       unlistable,
-      missing: missingGitDirs,
+      missing,
       cache: gitListings,
     });
+    // A folder a `.git` file points at that is missing is made, empty (git reads the pointer
+    // as it did, naming no repository), so that it is read-only for commands and the file tools
+    // like any repository folder; where it cannot be made, commands are kept from making it.
+    const missingGitDirs: string[] = [];
+    for (const { folder, guard } of missing) {
+      if (await makeFolders(guard, folder)) gitDirs.push(folder);
+      else missingGitDirs.push(guard);
+    }
     const unlistableRoot = unlistable.find((dir) => roots.includes(dir));
     if (unlistableRoot !== undefined) {
       throw new SandboxViewError(
@@ -1161,6 +1170,36 @@ function isGone(path: string): boolean {
     return false;
   } catch (error) {
     return error instanceof Deno.errors.NotFound;
+  }
+}
+
+/**
+ * Makes `folder` and the folders between it and `first` (its first missing part), one at a
+ * time and never through a link: by tern's process, or where its permissions do not reach the
+ * workspace, by `mkdir` without `-p`. False when one cannot be made.
+ */
+async function makeFolders(first: string, folder: string): Promise<boolean> {
+  const rest = folder === first ? [] : folder.slice(first.length + 1).split("/");
+  const paths = rest.map((_, i) => join(first, ...rest.slice(0, i + 1)));
+  paths.unshift(first);
+  try {
+    for (const path of paths) Deno.mkdirSync(path);
+    return true;
+  } catch (error) {
+    if (
+      !(error instanceof Deno.errors.NotCapable || error instanceof Deno.errors.PermissionDenied)
+    ) return false;
+  }
+  try {
+    const made = await new Deno.Command(hostProgram("mkdir"), {
+      args: ["--", ...paths.filter((path) => lstatOrNull(path) === null)],
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+    }).output();
+    return made.success;
+  } catch {
+    return false;
   }
 }
 
