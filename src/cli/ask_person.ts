@@ -7,8 +7,10 @@ import { terminalText, visibleText } from "../core/terminal_text.ts";
 import {
   argumentLines,
   modelReasonRows,
+  requestWarnings,
   shownElsewhere,
   shownRows,
+  unseenDiffWarning,
 } from "../tui/arguments_text.ts";
 import { plainRisk } from "../tui/risk_text.ts";
 import { colorWanted } from "./process_env.ts";
@@ -71,10 +73,24 @@ export async function proposedDiffLines(
   if (diff === undefined || diff === "") return "";
   const columns = terminalColumns(100);
   const theme = themeFor(colorWanted(true));
-  const lines = diffView.numberedDiff(hunksOf(diff), columns - 2, theme, DIFF_LINES, {
+  const hunks = hunksOf(diff);
+  const lines = diffView.numberedDiff(hunks, columns - 2, theme, DIFF_LINES, { wrap: true });
+  // The line question has no view in full: a cut diff and a change it does not draw are said.
+  const all = diffView.numberedDiff(hunks, columns - 2, theme, Number.POSITIVE_INFINITY, {
     wrap: true,
-  });
-  return lines.map((line) => `  ${line}\n`).join("");
+  }).length;
+  const warnings = [
+    ...(all > lines.length
+      ? [
+        `The diff is cut: ${
+          all - lines.length + 1
+        } of its ${all} rows are not shown: deny unless you know them`,
+      ]
+      : []),
+    ...[unseenDiffWarning(diff)].filter((warning) => warning !== undefined),
+  ];
+  return [...lines, ...warnings.map((warning) => theme.red(`! ${warning}`))]
+    .map((line) => `  ${line}\n`).join("");
 }
 
 /**
@@ -159,9 +175,10 @@ export function terminalQuestion(
     ? "  ! Part of this call is hidden as a key: what is shown may not be all that runs; deny if " +
       "unsure\n"
     : "";
+  const warnings = requestWarnings(request).map((warning) => `  ! ${warning}\n`).join("");
   return `\n? Allow ${
-    flat(request.tool)
-  }: ${fact}\n${hidden}${reason}${argText}${diffText}${note}` +
+    visibleText(flat(request.tool))
+  }: ${fact}\n${hidden}${warnings}${reason}${argText}${diffText}${note}` +
     `${said}` +
     `  [y] ${allowLabel(request)}${session}, [n] deny: `;
 }

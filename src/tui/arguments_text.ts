@@ -113,3 +113,179 @@ export function shownRows(
   );
   return rows.map((row, index) => index === 0 ? row : `    ${row}`);
 }
+
+/** Scripts with letters drawn like Latin ones (`а` U+0430 is Cyrillic, `ο` U+03BF Greek). */
+const LOOK_ALIKE_SCRIPTS = [
+  "Cyrillic",
+  "Greek",
+  "Armenian",
+  "Cherokee",
+  "Coptic",
+  "Lisu",
+  "Canadian_Aboriginal",
+  "Georgian",
+  "Tifinagh",
+  "Vai",
+] as const;
+const SCRIPT_TESTS = LOOK_ALIKE_SCRIPTS.map((name) =>
+  [name, new RegExp(`\\p{Script=${name}}`, "u")] as const
+);
+const LATIN = /\p{Script=Latin}/u;
+const OTHER_SCRIPT = new RegExp(
+  `[${LOOK_ALIKE_SCRIPTS.map((name) => `\\p{Script=${name}}`).join("")}]`,
+  "u",
+);
+/** Most look-alike letters a warning names; the rest are counted. */
+const LOOK_ALIKES_NAMED = 4;
+/** Most characters of a request's words searched for look-alikes. */
+const LOOK_ALIKE_SCAN = 1_000_000;
+
+/**
+ * The characters in `texts` that read as other letters, each once, as `"а" U+0430 Cyrillic`:
+ * a letter of a script drawn like Latin (Cyrillic, Greek, ...) in a word (text between
+ * whitespace) that has Latin letters too (`/etc/pаsswd`, `https://gіthub.com`), and anywhere a
+ * character that stands for an ASCII one in another form (fullwidth `Ｋ`, the Kelvin sign,
+ * mathematical letters), which a shell, a file system or a server does not read as that
+ * letter. Never throws.
+ */
+export function lookAlikeLetters(texts: readonly string[]): string[] {
+  const found = new Map<string, string>();
+  let budget = LOOK_ALIKE_SCAN;
+  for (const text of texts) {
+    if (budget <= 0) break;
+    const part = text.slice(0, budget);
+    budget -= part.length;
+    // deno-lint-ignore no-control-regex
+    if (/^[\x00-\x7f]*$/.test(part)) continue;
+    for (const word of part.split(/\s+/)) {
+      const mixed = LATIN.test(word) && OTHER_SCRIPT.test(word);
+      for (const char of word) {
+        if (char.charCodeAt(0) < 0x80 || found.has(char)) continue;
+        const script = mixed ? SCRIPT_TESTS.find(([, test]) => test.test(char))?.[0] : undefined;
+        const ascii = char.normalize("NFKC");
+        const stands = /^[\x21-\x7e]+$/.test(ascii) ? `for "${ascii}"` : undefined;
+        const what = script?.replace("_", " ") ?? stands;
+        if (what === undefined) continue;
+        const code = char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0");
+        found.set(char, `"${char}" U+${code} ${what}`);
+      }
+    }
+  }
+  return [...found.values()];
+}
+
+/**
+ * Warnings about what a request's words do not show as they read, each one line, none when all
+ * is plain: names of one object's arguments that differ only in spaces or case, letters that
+ * read as others (`lookAlikeLetters()`), and an address whose host is not where it seems to be
+ * (`https://github.com@evil.example/`: the host is `evil.example`).
+ * Searched: the summary, and every argument's name and string value but the edit texts a diff
+ * shows (code may quote any script or address). Never throws.
+ */
+export function requestWarnings(request: ReviewRequest): string[] {
+  const texts = [request.summary];
+  // Names of one object that read alike (`path`, `path `, `Path`): the person cannot tell
+  // which value a tool reads.
+  const alike: string[] = [];
+  const walk = (value: unknown, depth: number, top: boolean) => {
+    if (typeof value === "string") texts.push(value);
+    if (value === null || typeof value !== "object" || depth > 32) return;
+    const seen = new Map<string, string>();
+    for (const [name, item] of Object.entries(value)) {
+      if (top && EDIT_TEXTS.includes(name)) continue;
+      texts.push(name);
+      const key = name.normalize("NFKC").trim().toLowerCase();
+      const other = seen.get(key);
+      if (other !== undefined && alike.length < HOSTS_NAMED) {
+        alike.push(`${JSON.stringify(other)} and ${JSON.stringify(name)}`);
+      }
+      seen.set(key, name);
+      walk(item, depth + 1, false);
+    }
+  };
+  walk(request.args, 0, true);
+  const warnings: string[] = [];
+  for (const pair of alike) warnings.push(`Arguments named alike: ${pair}`);
+  const letters = lookAlikeLetters(texts);
+  const more = letters.length - LOOK_ALIKES_NAMED;
+  if (letters.length > 0) {
+    warnings.push(
+      `Look-alike letters, not what they seem: ${letters.slice(0, LOOK_ALIKES_NAMED).join(", ")}${
+        more > 0 ? ` and ${more} more` : ""
+      }`,
+    );
+  }
+  for (const [address, host] of hiddenHosts(texts)) {
+    warnings.push(`The address ${address} goes to the host "${host}"`);
+  }
+  return warnings.map((warning) => visibleText(warning));
+}
+
+/** Most addresses with a hidden host named. */
+const HOSTS_NAMED = 3;
+/** Longest address quoted in a warning, in characters. */
+const ADDRESS_CHARS = 100;
+
+/**
+ * The addresses in `texts` with something before their host that reads as one (user info:
+ * `https://github.com@evil.example/`, `https://evil.example\@github.com`), each with the host
+ * a WHATWG URL parser reaches (`?` when none can be read), the address quoted and cut short.
+ */
+function hiddenHosts(texts: readonly string[]): [string, string][] {
+  const found = new Map<string, string>();
+  let budget = LOOK_ALIKE_SCAN;
+  for (const text of texts) {
+    if (budget <= 0 || found.size >= HOSTS_NAMED) break;
+    const part = text.slice(0, budget);
+    budget -= part.length;
+    if (!part.includes("@")) continue;
+    for (const [address] of part.matchAll(/[a-z][a-z0-9+.-]*:\/\/[^\s"'`<>]+/gi)) {
+      const authority = /^[^:]+:\/\/([^/?#]*)/.exec(address)?.[1] ?? "";
+      if (!authority.includes("@") || found.size >= HOSTS_NAMED) continue;
+      let host = "?";
+      try {
+        host = new URL(address).hostname || "?";
+      } catch {
+        // Not one address a parser reads: the person is told no host can be read.
+      }
+      const quoted = address.length <= ADDRESS_CHARS
+        ? address
+        : `${address.slice(0, ADDRESS_CHARS - 1)}…`;
+      found.set(`"${quoted}"`, host);
+    }
+  }
+  return [...found];
+}
+
+/**
+ * The warning that unified `diff` changes lines in what a diff view does not draw, or undefined:
+ * an added line that differs from a removed one only in its line end (`\r`: CRLF) or trailing
+ * spaces and tabs shows as the same line removed and added. Never throws.
+ */
+export function unseenDiffWarning(diff: string): string | undefined {
+  const lines = diff.split("\n");
+  const removed = new Map<string, Set<string>>();
+  const added: string[] = [];
+  let inHunk = false;
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    if (line.startsWith("@@")) inHunk = true;
+    else if (line.startsWith("--- ") && lines[i + 1]?.startsWith("+++ ")) inHunk = false;
+    else if (inHunk && line.startsWith("-")) {
+      const body = line.slice(1);
+      const key = drawn(body);
+      removed.set(key, (removed.get(key) ?? new Set()).add(body));
+    } else if (inHunk && line.startsWith("+")) added.push(line.slice(1));
+  }
+  const unseen = added.filter((body) => removed.get(drawn(body))?.has(body) === false).length;
+  if (unseen === 0) return undefined;
+  return `${unseen} changed ${
+    unseen === 1 ? "line differs" : "lines differ"
+  } only in line ends (CRLF) or ` +
+    "trailing spaces, which the diff does not draw";
+}
+
+/** A diff line as a view draws it: no line end, no trailing blanks. */
+function drawn(line: string): string {
+  return line.replace(/[ \t\r]+$/, "");
+}

@@ -9,9 +9,11 @@ import {
   EDIT_TEXTS,
   QUOTE_MARK,
   quotedRows,
+  requestWarnings,
   shownElsewhere,
   shownInSummary,
   shownRows,
+  unseenDiffWarning,
 } from "./arguments_text.ts";
 import type { Dialog } from "./dialog.ts";
 import { capRows, factRows, hintRows, withHints } from "./dialog_rows.ts";
@@ -77,6 +79,8 @@ export function permissionDialog(
   let page = 1;
   const hasDiff = options.diff !== undefined && options.diff !== "";
   const masked = hidesKeys(request);
+  const unseen = hasDiff ? unseenDiffWarning(options.diff!) : undefined;
+  const warnings = [...requestWarnings(request), ...(unseen === undefined ? [] : [unseen])];
   const diffLines = (max: number, width: number) =>
     numberedDiff(hunksOf(options.diff!), width, t, max, { wrap: true });
   // The model's description is its reason, shown as such.
@@ -105,6 +109,7 @@ export function permissionDialog(
     ...factLines(request, options.realPaths ?? [], width, t, {
       max: Number.POSITIVE_INFINITY,
       masked,
+      warnings,
     }),
     ...reasonRows(width),
     ...noteRows(width),
@@ -144,9 +149,11 @@ export function permissionDialog(
       const allFacts = factLines(request, options.realPaths ?? [], width, t, {
         max: Number.POSITIVE_INFINITY,
         masked,
+        warnings,
       });
-      // A warning that part of the call is hidden comes on top of the facts' fewest rows.
-      const minFacts = MIN_FACT_LINES + (masked ? maskedRows(width, t).length : 0);
+      // A warning (part of the call hidden, look-alike letters, a hidden host, a change the
+      // diff does not draw) comes on top of the facts' fewest rows.
+      const minFacts = MIN_FACT_LINES + warningRows(width, t, { masked, warnings }).length;
       // The rows the choices and their hints may take before the facts' first rows go.
       const choicesRoom = height - 1 - Math.min(minFacts, allFacts.length);
       // On a short, narrow screen the choices run on as one text, so the facts stay in sight.
@@ -195,6 +202,7 @@ export function permissionDialog(
       const facts = factLines(request, options.realPaths ?? [], width, t, {
         max: Math.max(minFacts, Math.min(FACT_LINES, height - others)),
         masked,
+        warnings,
       });
       elided = cutShort || facts.length < allFacts.length;
       let room = height - others - facts.length;
@@ -297,26 +305,39 @@ function hidesKeys(request: ReviewRequest): boolean {
     KEY_MARKER.test(JSON.stringify(request.args) ?? "");
 }
 
-/** The warning that heads the facts of a call part of which was hidden as a key. */
-function maskedRows(width: number, t: Theme): string[] {
-  return wrapText(t.red("Part of this call is hidden as a key: deny if unsure"), width);
+/**
+ * The warnings that head the facts: part of the call was hidden as a key, or it holds letters
+ * that read as others or an address whose host is hidden (`warnings`, from `requestWarnings()`).
+ */
+function warningRows(
+  width: number,
+  t: Theme,
+  options: { masked: boolean; warnings: readonly string[] },
+): string[] {
+  return [
+    ...(options.masked
+      ? wrapText(t.red("Part of this call is hidden as a key: deny if unsure"), width)
+      : []),
+    // A warning's later rows behind the facts' gutter: one quoting an address starts no row.
+    ...options.warnings.flatMap((warning) => factRows([t.red(warning)], width, t)),
+  ];
 }
 
 /**
  * The facts of a request, each exactly as given: for request_permissions one row per path,
  * host, variable and command prefix plus the scope; else the summary (the command, or the
  * tool and its path). Then the real location of paths that a link leads elsewhere. When
- * `masked` (part of the call was hidden as a key), a red row says so first.
+ * `masked` (part of the call was hidden as a key), and for each of `warnings`
+ * (`requestWarnings()`), red rows say so first.
  */
 function factLines(
   request: ReviewRequest,
   realPaths: readonly string[],
   width: number,
   t: Theme,
-  options: { max: number; masked: boolean },
+  options: { max: number; masked: boolean; warnings: readonly string[] },
 ): string[] {
-  const rows: string[] = [];
-  if (options.masked) rows.push(...maskedRows(width, t));
+  const rows: string[] = [...warningRows(width, t, options)];
   const grant = request.tool === "request_permissions" ? grantFacts(request.args, t) : undefined;
   if (grant === undefined) {
     // A command keeps its line breaks: each line is shown, exactly, on its own rows, every
