@@ -29,7 +29,7 @@ export async function readSearchCache(
   let text: string;
   try {
     const info = await Deno.lstat(path);
-    if (!info.isFile || info.size > maxBytes * 2) return [];
+    if (!ownFile(info) || info.size > maxBytes * 2) return [];
     text = await Deno.readTextFile(path);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return [];
@@ -85,7 +85,13 @@ async function append(path: string, entry: CachedSearch, maxBytes: number): Prom
   }
   const folder = path.slice(0, path.lastIndexOf("/"));
   await Deno.mkdir(folder, { recursive: true, mode: 0o700 });
-  await Deno.writeFile(path, line, { append: true, mode: 0o600 });
+  if ((await Deno.lstat(folder)).isSymlink) {
+    throw new Error(
+      `the cache's folder "${folder}" is a link, not a folder of its own; remove it and search ` +
+        "again",
+    );
+  }
+  await appendOwn(path, line);
   if ((await Deno.lstat(path)).size <= maxBytes) return;
   // Read whatever its size: appends of several processes may have taken it far past the bound.
   const kept = await readSearchCache(path, Number.POSITIVE_INFINITY);
@@ -97,6 +103,44 @@ async function append(path: string, entry: CachedSearch, maxBytes: number): Prom
   const temp = `${path}.${crypto.randomUUID().slice(0, 8)}.tmp`;
   await Deno.writeTextFile(temp, lines.join("\n") + "\n", { mode: 0o600, createNew: true });
   await Deno.rename(temp, path);
+}
+
+/** A regular file of its own: not a link, and no other name for it (a hard link). */
+function ownFile(info: Deno.FileInfo): boolean {
+  return info.isFile && (info.nlink ?? 1) <= 1;
+}
+
+/**
+ * Appends `line` to the file at `path` (made 0600 when missing), never through a link or into a
+ * file with another name: a link planted there would have had every search's query (the
+ * model's words) appended to whatever it names, a shell's start-up file among them. The file is
+ * checked again once open, so a link swapped in meanwhile is found too.
+ * @throws {Error} when `path` is a link, a hard link or not a regular file.
+ */
+async function appendOwn(path: string, line: Uint8Array): Promise<void> {
+  const refuse = () =>
+    new Error(
+      `the cache file "${path}" is a link or has another name (a hard link), not a file of its ` +
+        "own; remove it and search again",
+    );
+  try {
+    if (!ownFile(await Deno.lstat(path))) throw refuse();
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  const file = await Deno.open(path, { append: true, create: true, mode: 0o600 });
+  try {
+    const opened = await file.stat();
+    const there = await Deno.lstat(path);
+    if (
+      !ownFile(there) || !ownFile(opened) || there.ino !== opened.ino || there.dev !== opened.dev
+    ) {
+      throw refuse();
+    }
+    for (let at = 0; at < line.length;) at += await file.write(line.subarray(at));
+  } finally {
+    file.close();
+  }
 }
 
 function isCachedSearch(value: unknown): value is CachedSearch {

@@ -56,6 +56,9 @@ export async function searchForModel(
     try {
       const response = await transport({
         ...request,
+        // The person allowed the provider's host: a redirect elsewhere would carry the query
+        // to a host nobody allowed, so it is not followed (the provider has failed).
+        sameHostRedirects: true,
         search: name,
         signal: ctx.signal,
         timeoutMs: 30_000,
