@@ -5,6 +5,10 @@
  */
 import type { TurnResult } from "../agent/loop.ts";
 import type { Conversation, TurnOptions } from "./conversation.ts";
+import { MessageTooLargeError } from "./errors.ts";
+
+/** Messages that may wait for a running turn's next model call (each one is a turn's worth). */
+export const MAX_QUEUED_STEERS = 100;
 
 /** Thrown by `TurnControl.run()` when a turn already runs. */
 export class TurnBusyError extends Error {
@@ -66,10 +70,18 @@ export class TurnControl {
    * Queues `text` for the running turn's next model boundary. False when no turn runs (the
    * message is not kept).
    * @throws {MessageTooLargeError} when the model's context window could not hold the queued
-   * messages with `text` (nothing is queued then).
+   * messages with `text`, or {@linkcode MAX_QUEUED_STEERS} wait already (nothing is queued then).
    */
   steer(text: string): boolean {
     if (this.#abort === undefined || this.#abort.signal.aborted) return false;
+    // Each message is checked with those queued before it: a flood of them would take that
+    // check's time to the square of their number, on tern's thread (40,000 took 27 s).
+    if (this.#queue.length >= MAX_QUEUED_STEERS) {
+      throw new MessageTooLargeError(
+        `Cannot queue another message for the running turn: ${MAX_QUEUED_STEERS} wait for its ` +
+          "next model call already; wait for it to take them, or abort the turn",
+      );
+    }
     this.#conversation?.checkMessage([...this.#queue, text].join("\n\n"));
     this.#queue.push(text);
     return true;

@@ -1,5 +1,5 @@
 import { deepEqual, equal } from "node:assert/strict";
-import { LineOutput, MAX_WAITING_BYTES } from "../../src/cli/rpc/output.ts";
+import { LineOutput, MAX_HELD_BYTES, MAX_WAITING_BYTES } from "../../src/cli/rpc/output.ts";
 
 Deno.test("LineOutput writes in order, and leaves out only progress lines while many wait", async () => {
   const written: string[] = [];
@@ -42,4 +42,26 @@ Deno.test("LineOutput stops writing once the reader went away", async () => {
   output.write("two\n");
   await output.drained();
   equal(calls, 1);
+});
+
+Deno.test("LineOutput.room() waits while more than MAX_HELD_BYTES wait, and not after", async () => {
+  let release: (() => void) | undefined;
+  const held = new Promise<void>((resolve) => release = resolve);
+  const output = new LineOutput({
+    write: async (bytes) => {
+      await held;
+      return bytes.length;
+    },
+  });
+  const answer = "a".repeat(1024 * 1024) + "\n";
+  for (let i = 0; i * answer.length <= MAX_HELD_BYTES; i++) output.write(answer);
+  let roomy = false;
+  const room = output.room().then(() => roomy = true);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  equal(roomy, false);
+  release!();
+  await room;
+  await output.drained();
+  equal(roomy, true);
+  await output.room();
 });

@@ -1,7 +1,7 @@
 /** The seams front ends without a terminal use: TurnControl, AgentSession.fork(). */
 import { equal, match, ok, rejects } from "node:assert/strict";
 import { openAgentSession } from "../../src/harness/agent_session.ts";
-import { TurnBusyError, TurnControl } from "../../src/harness/turn_control.ts";
+import { MAX_QUEUED_STEERS, TurnBusyError, TurnControl } from "../../src/harness/turn_control.ts";
 import { estimateTokens } from "../../src/context/tokens.ts";
 import { Session } from "../../src/session/session.ts";
 import { withScriptedServer } from "../support/scripted_server.ts";
@@ -151,6 +151,43 @@ Deno.test("TurnControl refuses a steering message the context window cannot hold
           estimateTokens(text) < agent.conversation.config.contextWindow,
           `${text.length} characters`,
         );
+      } finally {
+        await agent.close();
+      }
+    });
+  });
+});
+
+Deno.test("TurnControl queues at most MAX_QUEUED_STEERS messages for a running turn, saying why", async () => {
+  await withWorkspace(async ({ dir }) => {
+    await withScriptedServer((request, i) => {
+      if (i === 0) return { toolCalls: [{ id: "c0", name: "list", arguments: "{}" }] };
+      const said = request.messages.map((message) => message.content).join("\n");
+      return { text: `${said.split("STEER-").length - 1} steers` };
+    }, async (server) => {
+      const turns = new TurnControl();
+      const outcomes: string[] = [];
+      const agent = await openAgentSession({
+        workspace: dir,
+        flags: { baseUrl: server.baseUrl, noSandbox: true, mode: "bypass" },
+        emit: (event) => {
+          if (event.type !== "tool_start") return;
+          // A client's flood: each message checked with those before it took the square.
+          for (let i = 0; i < MAX_QUEUED_STEERS + 50; i++) {
+            try {
+              outcomes.push(String(turns.steer(`STEER-${i}`)));
+            } catch (error) {
+              outcomes.push((error as Error).message);
+            }
+          }
+        },
+        warn: () => {},
+      });
+      try {
+        const result = await turns.run(agent.conversation, "look");
+        equal(outcomes.filter((outcome) => outcome === "true").length, MAX_QUEUED_STEERS);
+        match(outcomes.at(-1)!, /^Cannot queue another message for the running turn: 100 wait/);
+        equal(result.text, `${MAX_QUEUED_STEERS} steers`);
       } finally {
         await agent.close();
       }

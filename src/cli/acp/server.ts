@@ -8,7 +8,6 @@ import {
   type ClientCapabilities,
   MessageTooLargeError,
   methods,
-  ndJsonStream,
   PROTOCOL_VERSION,
   RequestError,
 } from "@agentclientprotocol/sdk";
@@ -22,8 +21,16 @@ import { UsageError } from "../errors.ts";
 import { EXIT_FAILURE, EXIT_USAGE, exitCodeForError } from "../exit_codes.ts";
 import { resolveWorkspace } from "../process_env.ts";
 import type { RunFlags } from "../run.ts";
+import { flowControlledStream } from "./flow.ts";
 import { AcpSession } from "./session.ts";
 import { onStopSignals } from "../interrupts.ts";
+
+/**
+ * The most sessions one connection holds open (each with its models, sandbox and MCP servers):
+ * an editor that opens sessions without end would run tern out of memory. `session/close` frees
+ * one.
+ */
+export const MAX_OPEN_SESSIONS = 32;
 
 /** What a session id tern gives looks like (a UUID): `session/load` takes nothing else. */
 const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -49,6 +56,8 @@ export async function runAcp(flags: RunFlags): Promise<number> {
    * just before it left is closed with the rest (its MCP servers kept tern running).
    */
   const opening = new Set<Promise<void>>();
+  /** The sessions `session/close` is closing: tern exits only once they are closed. */
+  const closingSessions = new Set<Promise<void>>();
   /** Set once the connection is closed: no session opens after that. */
   let closing = false;
   let capabilities: ClientCapabilities | undefined;
@@ -59,6 +68,13 @@ export async function runAcp(flags: RunFlags): Promise<number> {
   ): Promise<AcpSession> => {
     if (closing) {
       return Promise.reject(RequestError.internalError(undefined, "The connection is closed"));
+    }
+    if (sessions.size + opening.size >= MAX_OPEN_SESSIONS) {
+      return Promise.reject(RequestError.invalidRequest(
+        undefined,
+        `Cannot open another session: ${MAX_OPEN_SESSIONS} are open on this connection; ` +
+          "close one with session/close first",
+      ));
     }
     const opened = openSession(cwd, choice, client).then((session) => {
       sessions.set(session.id, session);
@@ -94,6 +110,8 @@ export async function runAcp(flags: RunFlags): Promise<number> {
       throw requestError(error);
     }
   };
+  // Once the sessions close (the editor gone), a signal cuts their SessionEnd hooks short.
+  const cut = new AbortController();
   const app = agent({ name: "tern" })
     .onRequest(methods.agent.initialize, ({ params }) => {
       capabilities = params.clientCapabilities;
@@ -102,6 +120,7 @@ export async function runAcp(flags: RunFlags): Promise<number> {
         agentCapabilities: {
           loadSession: true,
           promptCapabilities: { embeddedContext: true },
+          sessionCapabilities: { close: {} },
         },
         agentInfo: { name: "tern", version: VERSION },
         authMethods: [],
@@ -150,6 +169,20 @@ export async function runAcp(flags: RunFlags): Promise<number> {
         throw requestError(error);
       }
     })
+    .onRequest(methods.agent.session.close, async ({ params }) => {
+      const session = sessions.get(params.sessionId);
+      if (session === undefined) throw RequestError.sessionNotFound(params.sessionId);
+      // Gone from the map first: a prompt sent meanwhile finds no session, not a closing one.
+      sessions.delete(params.sessionId);
+      const closed = session.close(cut.signal);
+      closingSessions.add(closed);
+      try {
+        await closed;
+      } finally {
+        closingSessions.delete(closed);
+      }
+      return {};
+    })
     .onNotification(methods.agent.session.cancel, ({ params }) => {
       sessions.get(params.sessionId)?.cancel();
     });
@@ -158,9 +191,7 @@ export async function runAcp(flags: RunFlags): Promise<number> {
   const consoleError = console.error;
   console.error = (...args: unknown[]) =>
     consoleError(...args.map((arg) => typeof arg === "string" ? terminalText(arg) : arg));
-  const connection = app.connect(ndJsonStream(Deno.stdout.writable, Deno.stdin.readable));
-  // Once the sessions close (the editor gone), a signal cuts their SessionEnd hooks short.
-  const cut = new AbortController();
+  const connection = app.connect(flowControlledStream(Deno.stdout.writable, Deno.stdin.readable));
   const onInterrupt = () => closing ? cut.abort() : connection.close();
   Deno.addSignalListener("SIGINT", onInterrupt);
   let code = 0;
@@ -187,7 +218,10 @@ export async function runAcp(flags: RunFlags): Promise<number> {
     console.error = consoleError;
     closing = true;
     await Promise.all(opening);
-    await Promise.all([...sessions.values()].map((session) => session.close(cut.signal)));
+    await Promise.all([
+      ...[...sessions.values()].map((session) => session.close(cut.signal)),
+      ...[...closingSessions].map((closed) => closed.catch(() => {})),
+    ]);
     Deno.removeSignalListener("SIGINT", onInterrupt);
   }
   return code;

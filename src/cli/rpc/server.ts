@@ -82,6 +82,9 @@ export async function runRpc(flags: RunFlags): Promise<number> {
       commands: RPC_COMMANDS,
     });
     for await (const read of readLines(Deno.stdin.readable, RPC_MAX_LINE)) {
+      // A client that sends but does not read is read no further until it reads: its answers
+      // would otherwise wait in tern's memory without bound.
+      await stdout.room();
       if ("tooLong" in read) {
         send({ type: "response", ok: false, error: TOO_LONG });
         continue;
