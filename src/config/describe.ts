@@ -78,16 +78,16 @@ function compactJson(value: unknown): string {
 
 /**
  * `value` without what may be secret: a header's value (a provider's `Authorization`), a key
- * variable's name that is not in capitals (it may be the key itself), and a base URL's
- * credentials.
+ * variable's name that is not in capitals (it may be the key itself), and the credentials of
+ * any URL (a base URL's, `webFetch.reader`'s, whatever the key that holds it is called).
  */
 function redacted(value: unknown, key: string): unknown {
   const hide = (name: unknown) =>
     typeof name === "string" && !/^[A-Z_][A-Z0-9_]*$/.test(name) ? "(hidden)" : name;
   if (Array.isArray(value)) return value.map((item) => redacted(item, key));
   if (value === null || typeof value !== "object") {
-    if (key === "baseUrl" && typeof value === "string") return shownUrl(value);
-    return /keyEnv$/i.test(key) ? hide(value) : value;
+    if (/keyEnv$/i.test(key)) return hide(value);
+    return typeof value === "string" && value.includes("://") ? shownUrl(value) : value;
   }
   const entries = Object.entries(value);
   if (key === "headers") return Object.fromEntries(entries.map(([name]) => [name, "…"]));

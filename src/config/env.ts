@@ -64,6 +64,33 @@ export async function readDotenv(
   return { file, text, variables };
 }
 
+/** Variables tern reads that no setting lists. */
+const OTHER_VARIABLES = ["TERN_API_KEY", "TERN_HOME", "TERN_EXTRA_ENV"];
+
+/**
+ * Tells `warn` of each `TERN_` variable of `dotenv` that is no variable tern reads but fewer than
+ * three edits from a setting's (`TERN_MDOEL`): most likely mistyped, and otherwise ignored without
+ * a word. Other names are left alone: a `.env` serves other programs too. Never throws.
+ */
+export async function warnMisspeltVariables(dotenv: Dotenv, warn: Warn): Promise<void> {
+  const settings = SETTING_KEYS.flatMap((key) => settingOf(key).env ?? []);
+  const known = new Set([...settings, ...OTHER_VARIABLES]);
+  const misspelt = Object.keys(dotenv.variables).filter((name) =>
+    /^TERN_[A-Z0-9_]+$/.test(name) && !known.has(name)
+  );
+  if (misspelt.length === 0) return;
+  const { closestName } = await import("../core/edit_distance.ts");
+  for (const name of misspelt) {
+    const meant = closestName(name, [...settings, "TERN_API_KEY"], 3);
+    if (meant === undefined) continue;
+    const line = findAssignment(dotenv.text, name)?.line;
+    warn(
+      `${name} in .env file "${dotenv.file}"${line === undefined ? "" : ` (line ${line})`} is ` +
+        `not a variable tern reads: did you mean ${meant}?`,
+    );
+  }
+}
+
 /**
  * Refuses a carriage return anywhere but at a line's end. A CRLF line end (a file saved on
  * Windows) is read as dotenv reads it, the CR dropped; a lone CR would be dropped silently
@@ -167,7 +194,10 @@ export function nonEmpty(value: string | undefined): string | undefined {
 }
 
 /** Line and column of the last `NAME=` assignment in a `.env` text (the one that wins). */
-function findAssignment(text: string, name: string): { line: number; column: number } | undefined {
+export function findAssignment(
+  text: string,
+  name: string,
+): { line: number; column: number } | undefined {
   const lines = text.split("\n");
   for (let i = lines.length - 1; i >= 0; i--) {
     const match = /^(\s*(?:export\s+)?)([A-Za-z_][A-Za-z0-9_.-]*)\s*=/.exec(lines[i]);

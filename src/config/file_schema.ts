@@ -5,7 +5,9 @@
  * than plain keys, so most runs never load zod.
  */
 import * as z from "../core/zod.ts";
+import { closestName } from "../core/edit_distance.ts";
 import { costlyGlob } from "../core/glob_cost.ts";
+import { hasHiddenCharacter } from "../core/terminal_text.ts";
 import { checkRule, type Rule } from "./rules.ts";
 import {
   SETTING_KEYS,
@@ -117,6 +119,12 @@ const modelSettings = z.strictObject({
   }).optional(),
 });
 
+// As the `model` setting: a name that is not what it looks like would draw as another model's.
+const modelName = z.string().trim().min(1).refine(
+  (name) => !hasHiddenCharacter(name),
+  "a model name has no line break, control, bidi or invisible character",
+);
+
 const providerName = z.string().regex(
   /^[A-Za-z0-9][A-Za-z0-9_.-]*$/,
   'a provider name is letters, digits, "_", "." or "-"',
@@ -140,7 +148,7 @@ const structuredShape: Record<StructuredKey, z.ZodType> = {
   }).optional(),
   rules: z.array(permissionRule).optional(),
   providers: z.record(providerName, providerSettings).optional(),
-  models: z.record(z.string().trim().min(1), modelSettings).optional(),
+  models: z.record(modelName, modelSettings).optional(),
   sandbox: z.strictObject({ homeAllow: entries }).optional(),
   searchWeights: z.strictObject({
     bm25: weight,
@@ -201,22 +209,73 @@ export const configFileSchema: z.ZodType<Settings> = z.strictObject({
   ...structuredShape,
 }) as unknown as z.ZodType<Settings>;
 
+/** The first issue of a failed parse, told as `describeFileIssue()` tells it. */
+export interface FileIssue {
+  /** `"key.path": message`, with a suggestion for a misspelt key. */
+  detail: string;
+  /** Where in the file's value the issue is: keys and array indexes. */
+  path: PropertyKey[];
+  /** The first unknown key of an object at `path`, when the issue is one. */
+  unknownKey?: string;
+  /** The issue is with the name of the last key of `path`, not with its value. */
+  badName?: boolean;
+}
+
 /**
  * The first issue of a failed parse as "key.path: message". Names in it come from the file, a
  * repository's perhaps: each is quoted as JSON (a line break in a name cannot start a line of
- * its own) and cut to {@linkcode MAX_SHOWN_NAME} characters (a megabyte name is no message).
+ * its own) and cut to {@linkcode MAX_SHOWN_NAME} characters (a megabyte name is no message). An
+ * unknown key gets the known key of that object it is closest to (`did you mean "processes"?`).
  */
-export function describeFileIssue(error: z.ZodError): string {
+export function describeFileIssue(error: z.ZodError): FileIssue {
   const issue = error.issues[0];
-  if (issue === undefined) return "invalid configuration";
-  const where = issue.path.length > 0 ? `${quotedName(issue.path.map(String).join("."))}: ` : "";
+  if (issue === undefined) return { detail: "invalid configuration", path: [] };
+  const path = issue.path;
+  const where = path.length > 0 ? `${quotedName(path.map(String).join("."))}: ` : "";
   if (issue.code === "unrecognized_keys") {
     const keys = issue.keys.map(quotedName).join(", ");
-    return `${where}Unrecognized key${issue.keys.length === 1 ? "" : "s"}: ${keys}`;
+    const [first] = issue.keys;
+    const meant = first === undefined ? undefined : closestName(first, keysAt(path), 3);
+    const hint = meant === undefined ? "" : `: did you mean ${quotedName(meant)}?`;
+    const detail = `${where}Unrecognized key${issue.keys.length === 1 ? "" : "s"}: ${keys}${hint}`;
+    return { detail, path, unknownKey: first };
   }
   // A bad record key reports "Invalid key in record"; the reason is in the nested issue.
-  const nested = issue.code === "invalid_key" ? issue.issues[0]?.message : undefined;
-  return `${where}${nested ?? issue.message}`;
+  if (issue.code === "invalid_key") {
+    return { detail: `${where}${issue.issues[0]?.message ?? issue.message}`, path, badName: true };
+  }
+  return { detail: `${where}${issue.message}`, path };
+}
+
+/** What of a zod schema `keysAt()` reads: its definition. */
+interface SchemaDef {
+  type: string;
+  innerType?: SchemaLike;
+  shape?: Record<string, SchemaLike>;
+  valueType?: SchemaLike;
+  element?: SchemaLike;
+}
+type SchemaLike = { _zod: { def: SchemaDef } };
+
+/**
+ * The keys the file schema knows for the object at `path` (a record's entries and a list's
+ * items passed through); none when no strict object is there. Never throws.
+ */
+function keysAt(path: readonly PropertyKey[]): string[] {
+  let schema: SchemaLike | undefined = configFileSchema as unknown as SchemaLike;
+  const unwrap = () => {
+    while (schema?._zod.def.type === "optional") schema = schema._zod.def.innerType;
+  };
+  for (const step of path) {
+    unwrap();
+    const def: SchemaDef | undefined = schema?._zod.def;
+    if (def?.type === "object") schema = def.shape?.[String(step)];
+    else if (def?.type === "record") schema = def.valueType;
+    else if (def?.type === "array") schema = def.element;
+    else return [];
+  }
+  unwrap();
+  return Object.keys(schema?._zod.def.type === "object" ? schema._zod.def.shape ?? {} : {});
 }
 
 /** The most characters of a name from a config file that a message shows. */

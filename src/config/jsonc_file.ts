@@ -4,6 +4,7 @@
  */
 import { closestName } from "../core/edit_distance.ts";
 import type { Node, ParseError } from "jsonc-parser";
+import type { FileIssue } from "./file_schema.ts";
 import { ConfigError, formatValue, jsoncSyntaxMessage, lineColumnAt } from "./errors.ts";
 import { parsePlainConfig } from "./_plain_config.ts";
 import { deeperThanAt, MAX_JSONC_DEPTH } from "./jsonc_depth.ts";
@@ -94,8 +95,30 @@ export async function checkConfigFile(
     });
   }
   const parsed = configFileSchema.safeParse(jsonc.getNodeValue(root));
-  if (!parsed.success) return fail(describeFileIssue(parsed.error));
-  return parsed.data;
+  if (parsed.success) return parsed.data;
+  const issue = describeFileIssue(parsed.error);
+  return fail(issue.detail, issueOffset(jsonc, root, issue), issue.unknownKey);
+}
+
+/**
+ * Where in the file a schema issue is: the key whose name is at fault (unknown, or a name the
+ * key refuses), else the value at the issue's path, else the nearest value above it that is
+ * there (the object lacking a required field).
+ */
+function issueOffset(jsonc: Jsonc, root: Node, issue: FileIssue): number {
+  let path = issue.path.filter((step) => typeof step !== "symbol") as Array<string | number>;
+  let name = issue.unknownKey;
+  if (issue.badName && path.length > 0) [path, name] = [path.slice(0, -1), String(path.at(-1))];
+  for (let length = path.length; length >= 0; length--) {
+    const node = jsonc.findNodeAtLocation(root, path.slice(0, length));
+    if (node === undefined) continue;
+    if (length === path.length && name !== undefined && node.type === "object") {
+      const property = node.children?.find((child) => child.children?.[0]?.value === name);
+      if (property?.children?.[0] !== undefined) return property.children[0].offset;
+    }
+    return node.offset;
+  }
+  return root.offset;
 }
 
 /**
@@ -126,12 +149,30 @@ function lostKey(
   return undefined;
 }
 
+/**
+ * Line and column of the top-level key `key` in config file text `text` (the last, should it be
+ * given twice); undefined when it is not there. For messages about a file already parsed.
+ */
+export async function keyPosition(
+  text: string,
+  key: string,
+): Promise<{ line: number; column: number } | undefined> {
+  const jsonc = await import("jsonc-parser");
+  const source = withoutBom(text);
+  if (deeperThanAt(jsonc, source) !== undefined) return undefined;
+  const root = jsonc.parseTree(source, [], { allowTrailingComma: true });
+  const named = (root?.children ?? []).filter((property) => property.children?.[0]?.value === key);
+  const node = named.at(-1)?.children?.[0];
+  return node === undefined ? undefined : lineColumnAt(source, node.offset);
+}
+
 /** A byte order mark is invisible to the reader, so offsets (and columns) start after it. */
 function withoutBom(text: string): string {
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
 type Fail = (detail: string, offset?: number, key?: string) => never;
+type Jsonc = typeof import("jsonc-parser");
 
 function checkProperty(
   property: Node,

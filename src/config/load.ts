@@ -8,6 +8,7 @@ import { readWorkspaceText, type Warn } from "./workspace_file.ts";
 import { warnPerson } from "../core/warnings.ts";
 import {
   type Dotenv,
+  findAssignment,
   type Layer,
   mayReadVariable,
   nonEmpty,
@@ -16,6 +17,7 @@ import {
   settingsFromVariables,
   unreadableVariableHint,
   type Variables,
+  warnMisspeltVariables,
 } from "./env.ts";
 import { ConfigError } from "./errors.ts";
 import { checkTernHome, resolveTernHome } from "./tern_home.ts";
@@ -45,6 +47,7 @@ import {
   isExplicitSource,
   isProjectSource,
   projectRefusal,
+  type RefusalPlace,
 } from "./sources.ts";
 
 /** Inputs of {@linkcode loadConfig}; everything ambient is passed in so tests stay hermetic. */
@@ -102,14 +105,27 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
   // With cwd = home and no TERN_HOME both paths are the same file: read it once, as the user's.
   if (projectFile !== userFile) {
     const text = readWorkspaceText(cwd, projectFile, { what: "config file", warn: options.warn });
+    const layer = await fileLayer(projectFile, "project", text);
     layers.push(
-      checkProjectLayer(await fileLayer(projectFile, "project", text), projectFile),
+      await checkProjectLayer(layer, projectFile, async (key) => {
+        const { keyPosition } = await import("./jsonc_file.ts");
+        return text === undefined ? undefined : await keyPosition(text, key);
+      }),
     );
     projectLayers.add(layers.at(-1)!);
   }
   const dotenv = await readDotenv(cwd, join(cwd, ".env"), options.warn);
   if (dotenv) {
-    layers.push(checkProjectLayer(settingsFromVariables(dotenv.variables, dotenv), dotenv.file));
+    await warnMisspeltVariables(dotenv, options.warn ?? warnPerson);
+    const layer = settingsFromVariables(dotenv.variables, dotenv);
+    layers.push(
+      await checkProjectLayer(layer, dotenv.file, (key) => {
+        const source = layer.sources[key];
+        if (source?.layer !== "dotenv") return undefined;
+        const position = findAssignment(dotenv.text, source.variable);
+        return position && { ...position, variable: source.variable };
+      }),
+    );
     projectLayers.add(layers.at(-1)!);
   }
   layers.push(settingsFromVariables(env));
@@ -425,16 +441,21 @@ async function fileLayer(
 
 /**
  * A project's config file and `.env` come with the repository: each key it sets must be one the
- * settings table lets a project set (`project`), with a value no wider than allowed.
- * @throws {ConfigError} naming the file and the key.
+ * settings table lets a project set (`project`), with a value no wider than allowed. `placeOf`
+ * finds where a refused key is written, for the message.
+ * @throws {ConfigError} naming the file, the key and where it is written.
  */
-function checkProjectLayer(layer: Layer, file: string): Layer {
+async function checkProjectLayer(
+  layer: Layer,
+  file: string,
+  placeOf: (key: SettingKey) => Promise<RefusalPlace | undefined> | RefusalPlace | undefined,
+): Promise<Layer> {
   // Keys only the person may set first: they say more than a value that is too wide.
   const given = SETTING_KEYS.filter((key) => layer.settings[key] !== undefined);
   const personOnly = given.filter((key) => settingOf(key).project === false);
   for (const key of [...personOnly, ...given.filter((key) => !personOnly.includes(key))]) {
-    const refusal = projectRefusal(key, layer.settings[key], file);
-    if (refusal) throw refusal;
+    if (projectRefusal(key, layer.settings[key], file) === undefined) continue;
+    throw projectRefusal(key, layer.settings[key], file, await placeOf(key));
   }
   return layer;
 }

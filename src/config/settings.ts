@@ -640,8 +640,13 @@ export const SETTINGS = {
     project: "narrower",
     narrow: (value) => {
       const { enabled, checkers, languageServers } = value as DiagnosticsSettings;
-      if (enabled === false) return undefined;
-      const field = checkers ? "checkers" : languageServers ? "languageServers" : undefined;
+      // Commands are refused even beside `enabled: false`: they would stay in the config.
+      const field = checkers !== undefined
+        ? "checkers"
+        : languageServers !== undefined && languageServers !== false
+        ? "languageServers"
+        : undefined;
+      if (field === undefined && enabled === false) return undefined;
       const what = field === undefined
         ? 'it would replace your own "diagnostics" whole'
         : `it names commands tern runs without asking ("${field}")`;

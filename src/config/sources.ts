@@ -118,14 +118,21 @@ const GUARD_REASONS = {
   checkpoints: ["it decides what a rewind can bring back", "may not decide what checkpoints take"],
 } as const;
 
+/** Where a refused key is written in a project's file: its position, and the `.env` variable. */
+export interface RefusalPlace extends Position {
+  variable?: string;
+}
+
 /**
  * Why a project's file may not give `key` this `value` (see `project` in the settings table),
- * or undefined when it may. Decided by the table alone.
+ * or undefined when it may. Decided by the table alone; `place` (where the key is written) only
+ * adds to the message.
  */
 export function projectRefusal(
   key: SettingKey,
   value: unknown,
   file: string,
+  place?: RefusalPlace,
 ): ConfigError | undefined {
   const row = settingOf(key);
   let what: string;
@@ -147,8 +154,13 @@ export function projectRefusal(
   const where = elsewhere.length === 1
     ? elsewhere[0]
     : `${elsewhere.slice(0, -1).join(", ")} or ${elsewhere.at(-1)}`;
+  const at = place === undefined
+    ? ""
+    : `; it is ${place.variable === undefined ? "" : `${place.variable} `}at line ${place.line}${
+      place.column === undefined ? "" : `, column ${place.column}`
+    }`;
   return new ConfigError(
-    `Refusing "${key}" in "${file}": ${what}; a project's files ${rule}, so set it in ${where}`,
-    { file, key },
+    `Refusing "${key}" in "${file}": ${what}; a project's files ${rule}, so set it in ${where}${at}`,
+    { file, key, line: place?.line, column: place?.column },
   );
 }

@@ -36,3 +36,26 @@ Deno.test("describeConfig() shows each structured setting on one line, hiding he
     assert.ok(!text.includes("hdr-secret") && !text.includes("secretLooking"), text);
   });
 });
+
+Deno.test("describeConfig() hides the credentials of every URL inside a structured setting", async () => {
+  await withFixture(async ({ home, cwd, write }) => {
+    write(
+      "home/.tern/config.jsonc",
+      JSON.stringify({
+        webFetch: { reader: "https://me:reader-pw-123@reader.test/" },
+        indexEmbeddings: {
+          baseUrl: "https://embed.test/v1?api-key=embedkey456",
+          model: "e",
+        },
+        providers: { work: { baseUrl: "https://u:provider-pw-789@llm.test/v1" } },
+      }),
+    );
+    const { config, sources } = await loadConfig({ cwd, env: { HOME: home } });
+    const text = describeConfig(config, sources);
+    for (const secret of ["reader-pw-123", "embedkey456", "provider-pw-789"]) {
+      assert.ok(!text.includes(secret), text);
+    }
+    assert.match(text, /^webFetch +\{"reader":"https:\/\/\*\*\*@reader\.test\/"\}/m);
+    assert.match(text, /"baseUrl":"https:\/\/embed\.test\/v1\?api-key=\*\*\*"/);
+  });
+});

@@ -31,3 +31,24 @@ Deno.test("loadConfig() refuses a project's model price, naming the model; the p
     assert.deepEqual(config.models["gpt-4.1"], { contextWindow: 50_000, price });
   });
 });
+
+Deno.test("loadConfig() refuses a models name with a hidden character, as it refuses such a model", async () => {
+  await withFixture(async ({ home, cwd, write }) => {
+    // Bidi override, zero-width space, line break: each reads as another name, or as two rows.
+    for (const name of ["gpt-4.1\u202e", "gpt\u200b-4.1", "gpt-4.1\nx"]) {
+      const project = write(
+        "cwd/.tern/config.jsonc",
+        `{\n  "models": {\n    ${JSON.stringify(name)}: { "contextWindow": 50000 }\n  }\n}\n`,
+      );
+      await assert.rejects(loadConfig({ cwd, env: { HOME: home } }), (error: Error) => {
+        assert.ok(error instanceof ConfigError, String(error));
+        assert.equal(error.file, project);
+        assert.match(error.message, /a model name has no line break, control, bidi or invisible/);
+        assert.ok(!error.message.includes("\n"), error.message);
+        // At the name, where the fault is: line 3, column 5.
+        assert.deepEqual([error.line, error.column], [3, 5]);
+        return true;
+      });
+    }
+  });
+});

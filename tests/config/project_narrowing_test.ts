@@ -40,6 +40,15 @@ Deno.test("loadConfig() lets a project turn diagnostics off, and nothing else of
         `{ "languageServers": ["gopls"] }`,
         `it names commands tern runs without asking ("languageServers")`,
       ],
+      // Off today, but the commands would be in the config for anything that turns it on.
+      [
+        `{ "enabled": false, "checkers": [{ "name": "x", "extensions": [".ts"], "command": "touch pwned" }] }`,
+        `it names commands tern runs without asking ("checkers")`,
+      ],
+      [
+        `{ "enabled": false, "languageServers": ["gopls"] }`,
+        `it names commands tern runs without asking ("languageServers")`,
+      ],
       [`{ "enabled": true, "timeoutMs": 5 }`, `it would replace your own "diagnostics" whole`],
       [`{ "languageServers": false }`, `it would replace your own "diagnostics" whole`],
     ];
@@ -49,7 +58,7 @@ Deno.test("loadConfig() lets a project turn diagnostics off, and nothing else of
       assert.equal(
         error.message,
         `Refusing "diagnostics" in "${file}": ${why}, and a project may only turn diagnostics ` +
-          `off ({"enabled": false})${SUFFIX}`,
+          `off ({"enabled": false})${SUFFIX}; it is at line 1, column 3`,
       );
       assert.equal(error.key, "diagnostics");
     }
@@ -66,7 +75,7 @@ Deno.test("loadConfig() refuses a project's limit above the default, naming the 
     assert.equal(
       error.message,
       `Refusing "limits" in "${file}": limits.processes 4096 is more than the default 1024` +
-        SUFFIX,
+        `${SUFFIX}; it is at line 1, column 3`,
     );
     assert.equal(error.key, "limits");
 
