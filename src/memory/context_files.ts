@@ -276,11 +276,20 @@ export function readContextFile(
 function besideOnly(dir: string, refuse: ReadRefusal): ReadRefusal {
   const real = realPathOrNull(dir) ?? dir;
   const names: readonly string[] = CONTEXT_FILE_NAMES;
-  return (path, named) =>
-    dirname(path) === real && names.includes(basename(path))
-      ? refuse(path, named)
-      : `it leads to "${path}", and above the workspace tern follows a link only to the other ` +
-        `context file beside it (${CONTEXT_FILE_NAMES.join(", ")})`;
+  return (path, named) => {
+    if (dirname(path) !== real || !names.includes(basename(path))) {
+      return `it leads to "${path}", and above the workspace tern follows a link only to the ` +
+        `other context file beside it (${CONTEXT_FILE_NAMES.join(", ")})`;
+    }
+    // The repository's root may be the person's, and a folder on the way down to the workspace
+    // still one anyone writes (mode 1777): a file planted there is not the project's word.
+    const owner = foreignOwner(lstatOrNull(path), lstatOrNull(real));
+    if (owner !== undefined) {
+      return `it is above the workspace and belongs to another user (uid ${owner}), or its ` +
+        "folder does";
+    }
+    return refuse(path, named);
+  };
 }
 
 /**

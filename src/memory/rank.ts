@@ -9,6 +9,8 @@ import type { Fact } from "./facts.ts";
 
 /** Facts sent with a message by default (the `memoryFacts` setting). */
 export const DEFAULT_MEMORY_FACTS = 5;
+/** The most characters of fact lines sent with one message; the least relevant are left out. */
+export const MAX_SECTION_CHARS = 8_000;
 /** BM25's term-frequency saturation and length normalisation. */
 const K1 = 1.2;
 const B = 0.75;
@@ -44,25 +46,28 @@ export function words(text: string): string[] {
  * `limit` is 0 or no fact shares a word with the query.
  */
 export function rankFacts(facts: readonly Fact[], query: string, limit: number): RankedFact[] {
-  const terms = [...new Set(words(query))];
-  if (limit <= 0 || terms.length === 0 || facts.length === 0) return [];
+  // Each query word with its place in the query, which orders a fact's matched words.
+  const terms = new Map([...new Set(words(query))].map((term, place) => [term, place]));
+  if (limit <= 0 || terms.size === 0 || facts.length === 0) return [];
   const docs = facts.map((fact) => words(fact.text));
   const average = docs.reduce((sum, doc) => sum + doc.length, 0) / docs.length || 1;
+  // Counted once per fact: a message's every word looked for in every fact was quadratic
+  // (a pasted log of 20,000 words against 500 long facts held the turn 3 s).
+  const counts = docs.map(countWords);
   const frequency = new Map<string, number>();
-  for (const doc of docs) {
-    for (const term of new Set(doc)) frequency.set(term, (frequency.get(term) ?? 0) + 1);
+  for (const count of counts) {
+    for (const term of count.keys()) frequency.set(term, (frequency.get(term) ?? 0) + 1);
   }
   const ranked: Array<RankedFact & { index: number }> = [];
   docs.forEach((doc, index) => {
     let score = 0;
-    const matched: string[] = [];
-    for (const term of terms) {
-      const tf = doc.filter((word) => word === term).length;
-      if (tf === 0) continue;
+    const matched = [...counts[index].keys()].filter((term) => terms.has(term))
+      .sort((a, b) => terms.get(a)! - terms.get(b)!);
+    for (const term of matched) {
+      const tf = counts[index].get(term)!;
       const df = frequency.get(term) ?? 0;
       const idf = Math.log(1 + (docs.length - df + 0.5) / (df + 0.5));
       score += idf * (tf * (K1 + 1)) / (tf + K1 * (1 - B + B * doc.length / average));
-      matched.push(term);
     }
     if (score > 0) {
       ranked.push({
@@ -79,20 +84,44 @@ export function rankFacts(facts: readonly Fact[], query: string, limit: number):
   return ranked.slice(0, limit).map(({ fact, score, terms }) => ({ fact, score, terms }));
 }
 
+/** How many times each word occurs in `doc`. */
+function countWords(doc: readonly string[]): Map<string, number> {
+  const count = new Map<string, number>();
+  for (const word of doc) count.set(word, (count.get(word) ?? 0) + 1);
+  return count;
+}
+
 /**
  * The section sent with a message: the chosen facts, oldest first (the later line is the newer
- * word where two disagree); undefined when none was chosen.
+ * word where two disagree), the most relevant of them that fit in {@linkcode MAX_SECTION_CHARS}
+ * (a last line counts the rest); undefined when none was chosen.
  */
 export function rankedMemorySection(chosen: readonly RankedFact[]): string | undefined {
   if (chosen.length === 0) return undefined;
-  const lines = [...chosen]
-    .sort((a, b) => a.fact.created.localeCompare(b.fact.created))
+  // The best first while they fit: a project may ask for 100 facts (`memoryFacts`), and 100 of
+  // 2,000 characters would ride with every message.
+  const kept: { created: string; line: string }[] = [];
+  let chars = 0;
+  for (const { fact } of chosen) {
     // What the person saved, as `tern memory list` shows it: nothing that draws as nothing,
     // one line (a line break would start a line of the message that is not a fact's).
-    .map(({ fact }) => `- ${withoutInvisible(fact.text).replace(/[\s\p{Cc}]+/gu, " ").trim()}`);
+    const line = `- ${withoutInvisible(fact.text).replace(/[\s\p{Cc}]+/gu, " ").trim()}`;
+    if (chars + line.length + 1 > MAX_SECTION_CHARS) break;
+    kept.push({ created: fact.created, line });
+    chars += line.length + 1;
+  }
+  const left = chosen.length - kept.length;
   return [
     "[Remembered facts that may bear on this message (saved by the person in earlier sessions;",
     "a later line wins where two disagree):]",
-    ...lines,
+    ...kept.sort((a, b) => a.created.localeCompare(b.created)).map((entry) => entry.line),
+    ...(left > 0
+      ? [
+        `[${left} less relevant ${left === 1 ? "fact was" : "facts were"} left out: ` +
+        `the facts sent with a message are kept under ${
+          MAX_SECTION_CHARS.toLocaleString("en-US")
+        } characters]`,
+      ]
+      : []),
   ].join("\n");
 }
