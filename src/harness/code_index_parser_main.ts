@@ -6,8 +6,7 @@
  * this process); and once the runtime's memory grew past {@link KEEP_MEMORY_BYTES} (wasm memory
  * never shrinks: a new process starts small).
  */
-import { LineSplitter } from "../core/line_splitter.ts";
-import { packaging } from "../core/packaging.ts";
+import { serveJsonLines } from "../core/json_line_serve.ts";
 import { runtimeMemoryBytes, WASM_MEMORY_MAX_BYTES } from "../index/_grammars.ts";
 import { chunkFile, windowedFile } from "../index/chunker.ts";
 import type { ParserAnswer, ParserRequest } from "./code_index_parser.ts";
@@ -16,29 +15,7 @@ const MIB = 1024 * 1024;
 /** The runtime's memory past which the process ends after its answer. */
 const KEEP_MEMORY_BYTES = 128 * MIB;
 
-// A compiled binary runs with its own permissions: it needs none of them here. From a source
-// tree the grammars are read from node_modules, all the read access it was given.
-for (const name of ["write", "net", "env", "run", "sys", "ffi"] as const) {
-  Deno.permissions.revokeSync({ name });
-}
-if (packaging().kind !== "tree") Deno.permissions.revokeSync({ name: "read" });
-
-const encoder = new TextEncoder();
-const send = async (answer: ParserAnswer) => {
-  await Deno.stdout.write(encoder.encode(`${JSON.stringify(answer)}\n`));
-};
-
-await send({ ready: true });
-const decoder = new TextDecoder();
-const splitter = new LineSplitter();
-reading: for await (const bytes of Deno.stdin.readable) {
-  for (const line of splitter.push(decoder.decode(bytes, { stream: true }))) {
-    const answer = await answerLine(line);
-    await send(answer);
-    if ("last" in answer) break reading;
-  }
-}
-Deno.exit(0);
+await serveJsonLines(answerLine);
 
 async function answerLine(line: string): Promise<ParserAnswer> {
   let request: ParserRequest | undefined;

@@ -2,12 +2,12 @@
  * The shell parser process (see parser_process.ts): tree-sitter parses command lines here, not
  * in tern's process. It loads the grammar, prints `{"ready":true}`, then reads one command per
  * JSON line on stdin (`ShellParseRequest`) and answers each with one JSON line
- * (`ShellParseAnswer`). It ends when stdin does; after a failure (tree-sitter's runtime, once it
- * aborted, cannot be used again in this process); and once the runtime's memory grew past
- * {@link KEEP_MEMORY_BYTES} (wasm memory never shrinks: a new process starts small).
+ * (`ShellParseAnswer`). It reads nothing once loaded. It ends when stdin does; after a failure
+ * (tree-sitter's runtime, once it aborted, cannot be used again in this process); and once the
+ * runtime's memory grew past {@link KEEP_MEMORY_BYTES} (wasm memory never shrinks: a new process
+ * starts small).
  */
-import { LineSplitter } from "../../core/line_splitter.ts";
-import { packaging } from "../../core/packaging.ts";
+import { serveJsonLines } from "../../core/json_line_serve.ts";
 import { runtimeMemoryBytes, WASM_MEMORY_MAX_BYTES } from "../../index/_grammars.ts";
 import { loadBashParser } from "./_tree_sitter.ts";
 import { analyzeShellHere } from "./parse.ts";
@@ -17,31 +17,7 @@ const MIB = 1024 * 1024;
 /** The runtime's memory past which the process ends after its answer. */
 const KEEP_MEMORY_BYTES = 64 * MIB;
 
-// A compiled binary runs with its own permissions: it needs none of them here. From a source
-// tree the grammar is read from node_modules, all the read access it was given.
-for (const name of ["write", "net", "env", "run", "sys", "ffi"] as const) {
-  Deno.permissions.revokeSync({ name });
-}
-if (packaging().kind !== "tree") Deno.permissions.revokeSync({ name: "read" });
-
-const encoder = new TextEncoder();
-const send = async (answer: ShellParseAnswer) => {
-  await Deno.stdout.write(encoder.encode(`${JSON.stringify(answer)}\n`));
-};
-
-await loadBashParser();
-if (packaging().kind === "tree") Deno.permissions.revokeSync({ name: "read" });
-await send({ ready: true });
-const decoder = new TextDecoder();
-const splitter = new LineSplitter();
-reading: for await (const bytes of Deno.stdin.readable) {
-  for (const line of splitter.push(decoder.decode(bytes, { stream: true }))) {
-    const answer = await answerLine(line);
-    await send(answer);
-    if ("last" in answer) break reading;
-  }
-}
-Deno.exit(0);
+await serveJsonLines(answerLine, { load: loadBashParser, readAfterLoad: false });
 
 async function answerLine(line: string): Promise<ShellParseAnswer> {
   try {
