@@ -46,7 +46,6 @@ import { homeView, passwdHome } from "./home_view.ts";
 import { HomeTokenCopies } from "./home_tokens.ts";
 import { FolderListings } from "./folder_listings.ts";
 import { hostPrivatePaths, privateView, takeWarmHostPrivatePaths } from "./host_private.ts";
-import { lstatOrNull } from "../core/verified_open.ts";
 import {
   gitDirsUnder,
   hostSocketLocations,
@@ -473,10 +472,12 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     });
     // A folder a `.git` file points at that is missing is made, empty (git reads the pointer
     // as it did, naming no repository), so that it is read-only for commands and the file tools
-    // like any repository folder; where it cannot be made, commands are kept from making it.
+    // like any repository folder. Only a folder whose parent exists is made: a folder below one
+    // tern just made could be reached through a link a command swapped in between. Where it is
+    // not made, commands are kept from making its first missing part.
     const missingGitDirs: string[] = [];
     for (const { folder, guard } of missing) {
-      if (await makeFolders(guard, folder)) gitDirs.push(folder);
+      if (guard === folder && await makeGitDirFolder(folder)) gitDirs.push(folder);
       else missingGitDirs.push(guard);
     }
     const unlistableRoot = unlistable.find((dir) => roots.includes(dir));
@@ -1174,16 +1175,14 @@ function isGone(path: string): boolean {
 }
 
 /**
- * Makes `folder` and the folders between it and `first` (its first missing part), one at a
- * time and never through a link: by tern's process, or where its permissions do not reach the
- * workspace, by `mkdir` without `-p`. False when one cannot be made.
+ * Makes `folder`, whose parent exists, by tern's process, or where its permissions do not reach
+ * the workspace, by the host's `mkdir` (without `-p`). False when it cannot be made. A link
+ * swapped in for the parent meanwhile would still be followed: the most that can do is make one
+ * empty folder where the person may write, as a guard's mount point can.
  */
-async function makeFolders(first: string, folder: string): Promise<boolean> {
-  const rest = folder === first ? [] : folder.slice(first.length + 1).split("/");
-  const paths = rest.map((_, i) => join(first, ...rest.slice(0, i + 1)));
-  paths.unshift(first);
+async function makeGitDirFolder(folder: string): Promise<boolean> {
   try {
-    for (const path of paths) Deno.mkdirSync(path);
+    Deno.mkdirSync(folder);
     return true;
   } catch (error) {
     if (
@@ -1192,7 +1191,7 @@ async function makeFolders(first: string, folder: string): Promise<boolean> {
   }
   try {
     const made = await new Deno.Command(hostProgram("mkdir"), {
-      args: ["--", ...paths.filter((path) => lstatOrNull(path) === null)],
+      args: ["--", folder],
       stdin: "null",
       stdout: "null",
       stderr: "null",
