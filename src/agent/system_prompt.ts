@@ -22,11 +22,6 @@ export interface SystemPromptOptions {
   /** The project's rules (the text of AGENTS.md), when it has any. */
   projectRules?: string;
   /**
-   * Facts the person asked tern to remember, as a whole section (`memoryPromptSection` in
-   * src/memory/facts.ts); appended last, after the project rules.
-   */
-  memory?: string;
-  /**
    * The text of a `SYSTEM.md`: it replaces the default instructions (who tern is, how to work);
    * the workspace, date and tool lines, the context files, skills and memory stay.
    */
@@ -37,7 +32,7 @@ export interface SystemPromptOptions {
   skills?: string;
   /** The memory files' section (`memoryFilesPromptSection` in src/memory/memory_files.ts). */
   memoryFiles?: string;
-  /** `APPEND_SYSTEM.md` texts, appended after everything but the memory. */
+  /** `APPEND_SYSTEM.md` texts, appended last. */
   appendSystem?: readonly string[];
 }
 
@@ -61,7 +56,6 @@ export function buildSystemPrompt(options: SystemPromptOptions): string {
     ...(options.skills ? ["", options.skills] : []),
     ...(options.memoryFiles ? ["", options.memoryFiles] : []),
     ...(options.appendSystem ?? []).flatMap((text) => ["", text.trim()]),
-    ...(options.memory?.trim() ? ["", options.memory.trim()] : []),
   ].join("\n");
 }
 

@@ -40,10 +40,6 @@ export interface KeyMasker {
 
 /** The longest fact, in characters (code points), after whitespace is collapsed. */
 export const MAX_FACT_CHARS = 2_000;
-/** At most this many facts reach the system prompt: the newest. */
-export const MAX_PROMPT_FACTS = 100;
-/** At most this many characters of fact lines reach the system prompt. */
-export const MAX_PROMPT_CHARS = 8_000;
 
 const ID = /^[0-9a-f]{8}$/;
 /** Runs of whitespace and control characters: a fact is one line. */
@@ -185,35 +181,6 @@ export class MemoryStore {
   }
 }
 
-/**
- * The system prompt section that carries `facts`, or undefined when there are none. Only the
- * newest 100 facts, and only as many as fit in 8,000 characters, are included (a note says how
- * many were left out); they are listed oldest first across both scopes, so where two disagree
- * the later line is the newer word.
- */
-export function memoryPromptSection(facts: readonly Fact[]): string | undefined {
-  if (facts.length === 0) return undefined;
-  const newestFirst = facts
-    .map((fact, index) => ({ fact, index }))
-    .sort((a, b) => compareText(b.fact.created, a.fact.created) || b.index - a.index);
-  const chosen: { fact: Fact; index: number; line: string }[] = [];
-  let chars = 0;
-  for (const { fact, index } of newestFirst) {
-    const line = `- ${fact.text}`;
-    if (chosen.length >= MAX_PROMPT_FACTS || chars + line.length + 1 > MAX_PROMPT_CHARS) break;
-    chosen.push({ fact, index, line });
-    chars += line.length + 1;
-  }
-  chosen.sort((a, b) => compareText(a.fact.created, b.fact.created) || a.index - b.index);
-  const left = facts.length - chosen.length;
-  return [
-    "Facts the person asked you to remember (from earlier sessions; newer lines come later and",
-    "win where two disagree):",
-    ...chosen.map((entry) => entry.line),
-    ...(left > 0 ? [`(${left} older ${left === 1 ? "fact was" : "facts were"} left out.)`] : []),
-  ].join("\n");
-}
-
 /** `text` as one fact line. @throws {FactTextError} when empty or too long. */
 function normalizeFactText(text: string): string {
   const line = oneLine(text);
@@ -345,8 +312,4 @@ function encodeWorkspace(workspace: string): string {
     hash = Math.imul(hash, 0x01000193) >>> 0;
   }
   return `${readable}-${hash.toString(16).padStart(8, "0")}`;
-}
-
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -1,16 +1,8 @@
 import { deepEqual, equal, match, ok, rejects } from "node:assert/strict";
 import { exitCodeForError } from "../../src/cli/exit_codes.ts";
 import { join } from "node:path";
-import { buildSystemPrompt } from "../../src/agent/system_prompt.ts";
 import { TernError } from "../../src/core/errors.ts";
-import {
-  type Fact,
-  MAX_PROMPT_CHARS,
-  memoryPromptSection,
-  MemoryStore,
-  projectFactsPath,
-  userFactsPath,
-} from "../../src/memory/facts.ts";
+import { type Fact, MemoryStore, projectFactsPath, userFactsPath } from "../../src/memory/facts.ts";
 import { encodeCwd } from "../../src/session/paths.ts";
 
 const WORKSPACE = "/home/someone/my project";
@@ -162,50 +154,4 @@ Deno.test("MemoryStore.open() skips a torn last line and malformed lines, and th
     deepEqual(again.list(), [kept, next]);
     ok((await Deno.readTextFile(path)).endsWith(`"torn\n${JSON.stringify(next)}\n`));
   });
-});
-
-function fact(index: number, text = `fact number ${index}`): Fact {
-  const created = new Date(Date.UTC(2026, 0, 1, 0, 0, index)).toISOString();
-  return { id: index.toString(16).padStart(8, "0"), text, scope: "project", created };
-}
-
-Deno.test("memoryPromptSection() lists the facts oldest first across scopes, undefined when none", () => {
-  equal(memoryPromptSection([]), undefined);
-  const user = { ...fact(2, "I prefer tabs"), scope: "user" as const };
-  const section = memoryPromptSection([
-    user,
-    fact(1, "Tests: deno task test"),
-    fact(3, "No semicolons"),
-  ])!;
-  match(section, /^Facts the person asked you to remember/);
-  ok(section.endsWith("\n- Tests: deno task test\n- I prefer tabs\n- No semicolons"), section);
-  ok(!section.includes("left out"));
-});
-
-Deno.test("memoryPromptSection() keeps the newest 100 facts and notes the rest", () => {
-  const facts = Array.from({ length: 130 }, (_, i) => fact(i));
-  const section = memoryPromptSection(facts)!;
-  const lines = section.split("\n").filter((line) => line.startsWith("- "));
-  equal(lines.length, 100);
-  equal(lines[0], "- fact number 30");
-  equal(lines[99], "- fact number 129");
-  ok(section.endsWith("\n(30 older facts were left out.)"), section);
-});
-
-Deno.test("memoryPromptSection() stays within 8,000 characters of facts", () => {
-  const facts = Array.from({ length: 10 }, (_, i) => fact(i, `${i} ${"y".repeat(1_500)}`));
-  const section = memoryPromptSection(facts)!;
-  const lines = section.split("\n").filter((line) => line.startsWith("- "));
-  equal(lines.length, 5);
-  ok(lines.join("\n").length <= MAX_PROMPT_CHARS);
-  ok(lines[0].startsWith("- 5 ") && lines[4].startsWith("- 9 "));
-  ok(section.endsWith("\n(5 older facts were left out.)"), section);
-});
-
-Deno.test("buildSystemPrompt() appends the memory section last", () => {
-  const memory = memoryPromptSection([fact(1, "Deploy with make ship")])!;
-  const base = { workspace: "/w", toolNames: ["read"], today: "2026-11-30" };
-  const prompt = buildSystemPrompt({ ...base, projectRules: "Use tabs.", memory });
-  ok(prompt.endsWith(`Use tabs.\n\n${memory}`), prompt);
-  equal(buildSystemPrompt({ ...base, memory: "" }), buildSystemPrompt(base));
 });
