@@ -6,14 +6,7 @@ import { methods } from "@agentclientprotocol/sdk";
 import { equal, ok } from "node:assert/strict";
 import { withBench } from "../support/acp_bench.ts";
 import { bwrapNeed, testWith } from "../support/needs.ts";
-
-/** The largest resident size tern's process has had, in MiB. */
-async function peakMiB(pid: number): Promise<number> {
-  // Deno grants another process's /proc files only with all access: cat reads it.
-  const { stdout } = await new Deno.Command("cat", { args: [`/proc/${pid}/status`] }).output();
-  const status = new TextDecoder().decode(stdout);
-  return Number(status.match(/^VmHWM:\s+(\d+) kB/m)![1]) / 1024;
-}
+import { peakMiB } from "../support/peak_memory.ts";
 
 testWith(
   [bwrapNeed],

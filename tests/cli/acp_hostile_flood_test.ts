@@ -7,14 +7,7 @@ import { join } from "node:path";
 import { MAX_UNANSWERED } from "../../src/cli/acp/flow.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
 import { declaredFlags, ROOT, tempWorkspace } from "../support/tern_process.ts";
-
-/** The largest resident size process `pid` has had, in MiB. */
-async function peakMiB(pid: number): Promise<number> {
-  // Deno grants another process's /proc files only with all access: cat reads it.
-  const { stdout } = await new Deno.Command("cat", { args: [`/proc/${pid}/status`] }).output();
-  const status = new TextDecoder().decode(stdout);
-  return Number(status.match(/^VmHWM:\s+(\d+) kB/m)![1]) / 1024;
-}
+import { peakMiB } from "../support/peak_memory.ts";
 
 Deno.test("tern acp holds no pile of answers for an editor that sends requests but does not read", async () => {
   const server = await startScriptedServer([], { chunkDelayMs: 0 });
