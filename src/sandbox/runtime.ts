@@ -18,6 +18,7 @@ import {
   sandboxEnv,
 } from "./bwrap.ts";
 import { cgroupJoin, DEFAULT_LIMITS, type ResourceLimits } from "./limits.ts";
+import { makeGitDirFolders } from "./git_dir_folders.ts";
 import { ProcessSupervisor } from "./background.ts";
 import {
   type BackgroundLaunch,
@@ -472,12 +473,11 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     });
     // A folder a `.git` file points at that is missing is made, empty (git reads the pointer
     // as it did, naming no repository), so that it is read-only for commands and the file tools
-    // like any repository folder. Only a folder whose parent exists is made: a folder below one
-    // tern just made could be reached through a link a command swapped in between. Where it is
-    // not made, commands are kept from making its first missing part.
+    // like any repository folder (each part from inside the last: see git_dir_folders.ts).
+    // Where it cannot be made, commands are kept from making its first missing part.
     const missingGitDirs: string[] = [];
     for (const { folder, guard } of missing) {
-      if (guard === folder && await makeGitDirFolder(folder)) gitDirs.push(folder);
+      if (await makeGitDirFolders(guard, folder)) gitDirs.push(folder);
       else missingGitDirs.push(guard);
     }
     const unlistableRoot = unlistable.find((dir) => roots.includes(dir));
@@ -1171,34 +1171,6 @@ function isGone(path: string): boolean {
     return false;
   } catch (error) {
     return error instanceof Deno.errors.NotFound;
-  }
-}
-
-/**
- * Makes `folder`, whose parent exists, by tern's process, or where its permissions do not reach
- * the workspace, by the host's `mkdir` (without `-p`). False when it cannot be made. A link
- * swapped in for the parent meanwhile would still be followed: the most that can do is make one
- * empty folder where the person may write, as a guard's mount point can.
- */
-async function makeGitDirFolder(folder: string): Promise<boolean> {
-  try {
-    Deno.mkdirSync(folder);
-    return true;
-  } catch (error) {
-    if (
-      !(error instanceof Deno.errors.NotCapable || error instanceof Deno.errors.PermissionDenied)
-    ) return false;
-  }
-  try {
-    const made = await new Deno.Command(hostProgram("mkdir"), {
-      args: ["--", folder],
-      stdin: "null",
-      stdout: "null",
-      stderr: "null",
-    }).output();
-    return made.success;
-  } catch {
-    return false;
   }
 }
 
