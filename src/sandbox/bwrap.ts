@@ -342,20 +342,21 @@ function protectedPaths(plan: ShellPlan): string[] {
   // between the plan and bubblewrap's start, and a bind of it would then fail the command.
   const guarded = (path: string) => plan.guarded?.includes(path) && isAbsentOrEmptyDir(path);
   for (const path of plan.readOnly) {
-    if (!plan.guarded?.includes(path)) refuseMovedRepository(path, roots);
+    const repository = basename(path) === ".git" || plan.bareRepositories?.includes(path);
+    if (repository && !plan.guarded?.includes(path)) refuseMovedRepository(path, roots);
   }
   return realPaths(plan.readOnly.filter((path) => stillPinned(plan, path) && !guarded(path)))
     .filter((path) => roots.some((root) => isInside(root, path)));
 }
 
 /**
- * Throws SandboxViewError when `path`, a `.git` the search found inside a writable root, is
- * gone: its repository may have moved with a folder above it (a background process renamed
- * `sub` while only `sub/.git` was a mount point), and nothing says where, so no view made
- * without it may start.
+ * Throws SandboxViewError when `path`, a `.git` or bare repository the search found inside a
+ * writable root, is gone: its repository may have moved with a folder above it (a background
+ * process renamed `sub` while only `sub/.git` was a mount point), and nothing says where, so no
+ * view made without it may start.
  */
 function refuseMovedRepository(path: string, roots: readonly string[]): void {
-  if (basename(path) !== ".git" || !roots.some((root) => isInside(root, path))) return;
+  if (!roots.some((root) => isInside(root, path))) return;
   // A writable root's own `.git` is the guard's (`guardArgs`): gone, it cannot be made again,
   // and the guard's mount point, which tern removes once no command runs, is one of those.
   if (roots.includes(dirname(path))) return;

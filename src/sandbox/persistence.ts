@@ -98,8 +98,9 @@ export interface HostFileChange {
 export type HostFileSnapshot = Map<string, string>;
 
 /**
- * The watched paths under `root` as they are now, plus `gitDirs` (every `.git` found in the
- * tree: a new one in a subfolder is a repository whose hooks and config run on the host).
+ * The watched paths under `root` as they are now, plus `gitDirs` (every `.git` and bare
+ * repository found in the tree: a new one in a subfolder is a repository whose hooks and config
+ * run on the host).
  * Taken before and after every command, so it is cheap: most watched paths do not exist, and
  * a failed `lstat` costs four times a successful one (the error object), so the folders that
  * hold them are listed once and only the names found there are looked at. Never throws.
@@ -208,13 +209,13 @@ export function hostFileChanges(
     const is = after.get(path) ?? "absent";
     if (was === is) continue;
     const change = was === "absent" ? "created" : is === "absent" ? "removed" : "changed";
-    changes.push({ path, change, runs: runsFor(path) });
+    changes.push({ path, change, runs: runsFor(path, was === "git" || is === "git") });
   }
   return changes.sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
 }
 
-function runsFor(path: string): string {
-  if (path.endsWith("/.git")) return "git (a repository's hooks and config)";
+function runsFor(path: string, repository: boolean): string {
+  if (repository) return "git (a repository's hooks and config)";
   if (path.endsWith("/site-packages")) {
     return "every start of the virtualenv's python (.pth files, sitecustomize)";
   }

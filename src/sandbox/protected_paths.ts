@@ -107,6 +107,8 @@ export interface GitDirsOptions {
    * `core.fsmonitor` runs at the person's next `git status` in the file's folder.
    */
   missing?: MissingGitDir[];
+  /** Filled with the bare repositories found (they are in the result too). */
+  bare?: string[];
   /**
    * What the last search with the same cache read: folders unchanged since are not read again
    * (see folder_listings.ts). The result is the same as without it.
@@ -137,10 +139,10 @@ const LISTS_PER_YIELD = 256;
 
 /**
  * Every `.git` under `roots` (a folder, or a file for worktrees and submodules), the roots'
- * own included and nested repositories too, sorted. A `.git` file's `gitdir:` folder (and that
- * folder's `commondir`) is included when it lies inside a root. Breadth-first, without
- * following symlinks (a `.git` that is itself a symlink is resolved to its target) and never
- * entering a `.git`.
+ * own included and nested repositories too, and every bare repository below them, sorted. A
+ * `.git` file's `gitdir:` folder (and that folder's `commondir`) is included when it lies
+ * inside a root. Breadth-first, without following symlinks (a `.git` that is itself a symlink
+ * is resolved to its target) and never entering a `.git` or a bare repository.
  *
  * A `node_modules` folder is searched where packages keep a repository: each package folder
  * (`<name>`, `@scope/<name>`, `.pnpm/<name@version>`) is checked for a `.git`, and its own
@@ -198,7 +200,16 @@ export async function gitDirsUnder(
   for (let depth = 0; depth <= maxDepth && level.length > 0 && search.budget > 0; depth++) {
     const next: string[] = [];
     for (const dir of level) {
-      for (const entry of await list(dir)) {
+      const entries = await list(dir);
+      // A bare repository (`HEAD`, `objects`, `refs`, as git itself looks for one): its hooks
+      // and config run when someone pushes to it or runs git in it. Protected whole, not
+      // entered. A root itself is not: the workspace is never read-only as a whole.
+      if (depth > 0 && isBareRepository(entries)) {
+        found.add(dir);
+        options.bare?.push(dir);
+        continue;
+      }
+      for (const entry of entries) {
         const path = join(dir, entry.name);
         if (entry.name === ".git") addGit(path, entry);
         else if (entry.isDirectory && entry.name === "node_modules") {
@@ -321,9 +332,25 @@ function pointerText(file: string, pattern: RegExp): string | null {
   }
 }
 
+/** The entries git looks for in a folder to take it for a repository. */
+const BARE_PARTS = new Set(["HEAD", "objects", "refs"]);
+
 /**
- * The folders and `.git` entries of `dir`, sorted, and how many entries it has; null when it
- * cannot be listed.
+ * Whether a folder with these entries is a repository to git: a `HEAD` that is not a folder,
+ * `objects` and `refs` that are folders or links (git follows them).
+ */
+function isBareRepository(entries: readonly ListedEntry[]): boolean {
+  const named = (name: string) => entries.find((entry) => entry.name === name);
+  const head = named("HEAD");
+  const folderLike = (entry: ListedEntry | undefined) =>
+    entry !== undefined && (entry.isDirectory || entry.isSymlink);
+  return head !== undefined && !head.isDirectory && folderLike(named("objects")) &&
+    folderLike(named("refs"));
+}
+
+/**
+ * The folders, `.git` entries and the entries that make a bare repository of `dir`, sorted,
+ * and how many entries it has; null when it cannot be listed.
  */
 function listDir(dir: string): Listing | null {
   const entries: ListedEntry[] = [];
@@ -331,7 +358,9 @@ function listDir(dir: string): Listing | null {
   try {
     for (const { name, isDirectory, isSymlink } of Deno.readDirSync(dir)) {
       count++;
-      if (isDirectory || name === ".git") entries.push({ name, isDirectory, isSymlink });
+      if (isDirectory || name === ".git" || BARE_PARTS.has(name)) {
+        entries.push({ name, isDirectory, isSymlink });
+      }
     }
   } catch {
     return null;

@@ -466,9 +466,11 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     // hidden whole (a writable root itself cannot be: commands wait until it is listable).
     const unlistable: string[] = [];
     const missing: MissingGitDir[] = [];
+    const bareRepositories: string[] = [];
     const gitDirs = await gitDirsUnder(roots.filter((r) => r !== "/"), {
       unlistable,
       missing,
+      bare: bareRepositories,
       cache: gitListings,
     });
     // A folder a `.git` file points at that is missing is made, empty (git reads the pointer
@@ -497,6 +499,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
         ...view.readOnly,
         ...denied?.readOnly ?? [],
       ],
+      ...(bareRepositories.length === 0 ? {} : { bareRepositories }),
       guarded: [
         ...roots.filter((root) => root !== "/").flatMap((root) => [
           join(root, ".tern"),
@@ -1174,7 +1177,9 @@ function isGone(path: string): boolean {
   }
 }
 
-/** The `.git` folders (and files) a plan protects. */
+/** The `.git` folders (and files) and the bare repositories a plan protects. */
 function gitDirsOf(plan: ShellPlan): string[] {
-  return plan.readOnly.filter((path) => basename(path) === ".git");
+  return plan.readOnly.filter((path) =>
+    basename(path) === ".git" || plan.bareRepositories?.includes(path)
+  );
 }

@@ -35,6 +35,11 @@ export interface ShellPlan {
    */
   readOnly: readonly string[];
   /**
+   * The bare repositories among `readOnly` (folders holding `HEAD`, `objects` and `refs`):
+   * repositories like the `.git` folders there, though not named `.git`.
+   */
+  bareRepositories?: readonly string[];
+  /**
    * Real paths among `readOnly` and `hidden` found by searching the workspace's content (what
    * the person's deny rules match): each is used only while it is still its own real path, so
    * a command that swaps one for a link cannot choose what tern binds or hides.
