@@ -107,7 +107,9 @@ Deno.test("line mode fed nothing to send promises no session to continue", async
         env,
       },
     );
-    equal(fed.code, 0, fed.stderr);
+    // Nothing to send is a usage error (see interactive_line_no_terminal_test.ts).
+    equal(fed.code, 2, fed.stderr);
+    match(fed.stderr, /No message on stdin/);
     ok(!fed.stderr.includes("continue it with tern -c"), fed.stderr);
     const next = await runTern(["run", "-c", "-m", "scripted", "x"], { cwd: ws.dir, env });
     equal(next.code, 2);

@@ -186,3 +186,29 @@ Deno.test("tern in line mode exits 2 when a slash command fails, and runs the li
     await ws.cleanup();
   }
 });
+
+Deno.test("tern in line mode with no message on stdin says so and exits 2, keeping no session", async () => {
+  const ws = await tempWorkspace();
+  try {
+    await withScriptedServer([{ text: "Never." }], async (server) => {
+      const env = environment(ws.home, server.baseUrl);
+      for (const input of ["", "\n   \n\t\n"]) {
+        const run = await lineMode([], input, { cwd: ws.dir, env });
+        ok(!run.hung, run.stderr);
+        equal(run.code, 2, run.stderr);
+        ok(flat(run.stderr).includes("No message on stdin"), run.stderr);
+        ok(!run.stderr.includes("continue it with tern -c"), run.stderr);
+      }
+      equal(server.requests.length, 0);
+      // A message, or a command, is input: the run succeeds as before.
+      const said = await lineMode([], "hello\n", { cwd: ws.dir, env });
+      equal(said.code, 0, said.stderr);
+      ok(!said.stderr.includes("No message on stdin"), said.stderr);
+      const command = await lineMode([], "/help\n", { cwd: ws.dir, env });
+      equal(command.code, 0, command.stderr);
+      ok(!command.stderr.includes("No message on stdin"), command.stderr);
+    });
+  } finally {
+    await ws.cleanup();
+  }
+});

@@ -25,6 +25,11 @@ export interface Display extends AppScreen {
    * not a failure). The failure was said on stderr once; the session then exits 1.
    */
   failed?(): boolean;
+  /**
+   * Line mode only: whether the input ended without a line that was not blank. That was said on
+   * stderr; the session then exits 2, as for a command line without a task.
+   */
+  noInput?(): boolean;
 }
 
 export interface DisplayOptions {
@@ -190,6 +195,7 @@ function fitted(rows: string[], columns: number): string[] {
 function lineDisplay(options: DisplayOptions): Display {
   const encoder = new TextEncoder();
   let failed = false;
+  let noInput = false;
   const write = (text: string) => {
     if (failed) return;
     const bytes = encoder.encode(text);
@@ -204,6 +210,7 @@ function lineDisplay(options: DisplayOptions): Display {
   };
   return {
     failed: () => failed,
+    noInput: () => noInput,
     commit: (lines) => write(lines.map((line) => screenLine(line) + "\n").join("")),
     render: () => {},
     columns: () => 100,
@@ -213,10 +220,23 @@ function lineDisplay(options: DisplayOptions): Display {
           `tern: Skipped an input line of more than ${MAX_LINE_CHARS} characters, the most ` +
             "one message may have: put long text in a file and name the file in the message",
         );
+      let given = false;
+      const ended = () => {
+        // Nothing to do is not success: a script whose input went missing should know.
+        if (!given) {
+          noInput = true;
+          console.error(
+            "tern: No message on stdin: without a terminal, tern reads one message per line " +
+              'from stdin. Give it some (echo "fix the tests" | tern), or run tern run "<task>"',
+          );
+        }
+        options.onEnd();
+      };
       readLines(Deno.stdin.readable, async (line) => {
+        if (line.trim() !== "") given = true;
         submit(line);
         await idle();
-      }, { maxChars: MAX_LINE_CHARS, tooLong }).then(options.onEnd, options.onEnd);
+      }, { maxChars: MAX_LINE_CHARS, tooLong }).then(ended, ended);
     },
     close: () => {},
   };
