@@ -194,17 +194,28 @@ export function diffSummary(patch: string): { added: number; removed: number } {
 /**
  * The lines of `patch`, each made visible on its own: split first, so a carriage return or
  * line separator inside a line can never start a line of its own that reads as a header, a hunk
- * or a line of the other side. A line's own ending (CRLF files) is dropped. Tabs become two
- * spaces.
+ * or a line of the other side. A line's own ending is dropped where every line of the file has
+ * it (a CRLF file); elsewhere an added or removed line shows its `␍`, and its trailing blanks as
+ * `·` (a space) and `→` (a tab), so a change of line ending or of trailing blanks alone is seen.
+ * Tabs become two spaces.
  */
 export function patchLines(patch: string): string[] {
   if (patch === "") return [];
   const lines = patch.split("\n");
   if (lines[lines.length - 1] === "") lines.pop();
+  const body = lines.filter((line) => /^[-+ ]/.test(line) && !/^(?:\+\+\+|---) /.test(line));
+  const crlf = body.length > 0 && body.every((line) => line.endsWith("\r"));
   return lines.map((line) => {
-    const text = line.replace(/\r$/, "").replaceAll("\t", "  ");
-    const kept = /^[-+ ]/.test(text) ? 1 : 0;
-    return text.slice(0, kept) + visibleText(text.slice(kept), { spaces: 24 });
+    const changed = /^[-+]/.test(line) && !/^(?:\+\+\+|---) /.test(line);
+    const ending = line.endsWith("\r") && (!crlf || !/^[-+ ]/.test(line)) ? "\r" : "";
+    const bare = line.endsWith("\r") ? line.slice(0, -1) : line;
+    const kept = /^[-+ ]/.test(bare) ? 1 : 0;
+    const [, text, blanks] = bare.slice(kept).match(/^(.*?)([ \t]*)$/s)!;
+    const shownBlanks = changed && blanks.length < 24
+      ? blanks.replaceAll(" ", "·").replaceAll("\t", "→")
+      : visibleText(blanks.replaceAll("\t", "  "), { spaces: 24 });
+    return bare.slice(0, kept) + visibleText(text.replaceAll("\t", "  "), { spaces: 24 }) +
+      shownBlanks + (ending === "" ? "" : changed ? "␍" : "");
   });
 }
 

@@ -1,5 +1,11 @@
 import { deepEqual, equal, ok } from "node:assert/strict";
-import { diffSummary, numberedDiff, renderDiff, unifiedDiff } from "../../src/tui/diff_view.ts";
+import {
+  diffSummary,
+  numberedDiff,
+  patchLines,
+  renderDiff,
+  unifiedDiff,
+} from "../../src/tui/diff_view.ts";
 import { themeFor } from "../../src/tui/theme.ts";
 import { visibleWidth } from "../../src/tui/width.ts";
 import { loadRenderers } from "../../src/tui/renderers.ts";
@@ -106,4 +112,23 @@ Deno.test("unifiedDiff() past its edit bound replaces every line instead of sear
   // Below the bound the diff is minimal as before.
   const small = unifiedDiff("s.txt", "a\nb\nc\n", "a\nB\nc\n");
   ok(small.includes(" a\n-b\n+B\n c\n"), small);
+});
+
+Deno.test("patchLines() shows a change of line ending or trailing blanks alone, and leaves a CRLF file's endings out", () => {
+  // Only the ending changed: the two lines would read the same without the mark.
+  const ending = unifiedDiff("a.sh", "echo hi\nexit 0\n", "echo hi\r\nexit 0\n");
+  const endingLines = patchLines(ending);
+  ok(endingLines.includes("-echo hi"), endingLines.join("\n"));
+  ok(endingLines.includes("+echo hi␍"), endingLines.join("\n"));
+  // Only trailing blanks changed: each shown, a space as · and a tab as →.
+  const blanks = patchLines(unifiedDiff("a.txt", "x = 1\n", "x = 1 \t\n"));
+  ok(blanks.includes("+x = 1·→"), blanks.join("\n"));
+  ok(blanks.includes("-x = 1"), blanks.join("\n"));
+  // A CRLF file throughout: no mark on every line.
+  const crlf = patchLines(unifiedDiff("w.txt", "one\r\ntwo\r\n", "one\r\nTWO\r\n"));
+  ok(crlf.includes("-two") && crlf.includes("+TWO") && crlf.includes(" one"), crlf.join("\n"));
+  ok(!crlf.some((line) => line.includes("␍")), crlf.join("\n"));
+  // Context lines keep their blanks as they are; a long run is counted, not dotted.
+  const context = patchLines(" keep  \n+" + "y" + " ".repeat(30) + "\n");
+  deepEqual(context, [" keep  ", "+y⟨30 spaces⟩"]);
 });
