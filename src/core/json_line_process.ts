@@ -20,10 +20,10 @@ export class JsonLineProcess<Request, Answer> {
   #status: Promise<Deno.CommandStatus>;
   #ended = false;
 
-  private constructor(child: Deno.ChildProcess) {
+  private constructor(child: Deno.ChildProcess, maxLineChars: number) {
     this.#child = child;
     this.#writer = child.stdin.getWriter();
-    this.#lines = new LineReader(child.stdout);
+    this.#lines = new LineReader(child.stdout, maxLineChars);
     this.#status = child.status;
     // Idle, it does not keep tern running; a request pending keeps its timer.
     child.unref();
@@ -31,12 +31,14 @@ export class JsonLineProcess<Request, Answer> {
 
   /**
    * Starts tern's own Deno with `args` (from `/`, with Deno's cache of this process) and waits
-   * for its `ready` line.
+   * for its `ready` line. A line of its longer than `options.maxLineChars` (default: no limit)
+   * is not held: that answer is "ended".
    * @throws {Error} when it does not load within `startMs` or ends at once, saying which.
    */
   static async start<Request, Answer>(
     argv: readonly string[],
     startMs: number,
+    options: { maxLineChars?: number } = {},
   ): Promise<JsonLineProcess<Request, Answer>> {
     const [command, ...args] = argv;
     const child = await spawnWatchedProcessGroup(command, {
@@ -48,7 +50,10 @@ export class JsonLineProcess<Request, Answer> {
     });
     // Nothing is read from it: the process is --quiet and silences what it would print.
     child.stderr.cancel().catch(() => {});
-    const running = new JsonLineProcess<Request, Answer>(child);
+    const running = new JsonLineProcess<Request, Answer>(
+      child,
+      options.maxLineChars ?? Infinity,
+    );
     const first = await running.#read(startMs);
     if (typeof first === "object" && first !== null && "ready" in first) return running;
     await running.end();
@@ -60,14 +65,22 @@ export class JsonLineProcess<Request, Answer> {
     );
   }
 
-  /** Sends `request`; its answer, "overdue" past `limitMs` (the process is then killed). */
+  /**
+   * Sends `request`; its answer, "overdue" past `limitMs` (the process is then killed). The
+   * limit counts from the send: a process that stops reading cannot hold a large request, and
+   * so its caller, past it.
+   */
   async ask(request: Request, limitMs: number): Promise<LineAnswer<Answer>> {
-    try {
-      await this.#writer.write(new TextEncoder().encode(`${JSON.stringify(request)}\n`));
-    } catch {
-      return "ended";
+    const deadline = performance.now() + limitMs;
+    const sending = this.#writer.write(new TextEncoder().encode(`${JSON.stringify(request)}\n`))
+      .then(() => "sent" as const, () => "ended" as const);
+    const sent = await within(sending, limitMs);
+    if (sent === "overdue") {
+      await this.end();
+      return "overdue";
     }
-    return await this.#read(limitMs);
+    if (sent === "ended") return "ended";
+    return await this.#read(deadline - performance.now());
   }
 
   /** Kills the process (if it still runs) and waits for it to end. */
@@ -86,12 +99,8 @@ export class JsonLineProcess<Request, Answer> {
   }
 
   async #read(limitMs: number): Promise<LineAnswer<Answer>> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const overdue = new Promise<"overdue">((resolve) => {
-      timer = setTimeout(() => resolve("overdue"), limitMs);
-    });
     try {
-      const line = await Promise.race([this.#lines.next(), overdue]);
+      const line = await within(this.#lines.next(), Math.max(0, limitMs));
       if (line === "overdue") {
         await this.end();
         return "overdue";
@@ -100,9 +109,20 @@ export class JsonLineProcess<Request, Answer> {
       return JSON.parse(line) as Answer;
     } catch {
       return "ended";
-    } finally {
-      clearTimeout(timer);
     }
+  }
+}
+
+/** What `promise` settles to, or "overdue" when it has not within `limitMs`. */
+async function within<T>(promise: Promise<T>, limitMs: number): Promise<T | "overdue"> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const overdue = new Promise<"overdue">((resolve) => {
+    timer = setTimeout(() => resolve("overdue"), limitMs);
+  });
+  try {
+    return await Promise.race([promise, overdue]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -112,12 +132,17 @@ class LineReader {
   #decoder = new TextDecoder();
   #splitter = new LineSplitter();
   #ready: string[] = [];
+  #maxLineChars: number;
 
-  constructor(stream: ReadableStream<Uint8Array>) {
+  constructor(stream: ReadableStream<Uint8Array>, maxLineChars: number) {
     this.#reader = stream.getReader();
+    this.#maxLineChars = maxLineChars;
   }
 
-  /** The next line; undefined at the end of the stream. */
+  /**
+   * The next line; undefined at the end of the stream.
+   * @throws {RangeError} once the line under way grows past the longest allowed.
+   */
   async next(): Promise<string | undefined> {
     for (;;) {
       const line = this.#ready.shift();
@@ -125,6 +150,10 @@ class LineReader {
       const { done, value } = await this.#reader.read();
       if (done) return undefined;
       this.#ready.push(...this.#splitter.push(this.#decoder.decode(value, { stream: true })));
+      if (this.#splitter.pending > this.#maxLineChars) {
+        this.#splitter.drop();
+        throw new RangeError(`A line is longer than ${this.#maxLineChars} characters`);
+      }
     }
   }
 

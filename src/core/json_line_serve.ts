@@ -9,12 +9,17 @@ import { packaging } from "./packaging.ts";
 
 /**
  * Serves `answer` on stdin and stdout as the module comment says; `load` runs before `ready`,
- * with read access (taken away after it when `readAfterLoad` is false). Never returns: the
- * process exits 0 at the end.
+ * with read access (taken away after it when `readAfterLoad` is false). An answer whose line
+ * would pass `tooLong.maxChars` characters is sent as `tooLong.instead` of it, given that
+ * line's length. Never returns: the process exits 0 at the end.
  */
-export async function serveJsonLines(
-  answer: (line: string) => Promise<object>,
-  options: { load?: () => Promise<unknown>; readAfterLoad?: boolean } = {},
+export async function serveJsonLines<Answer extends object>(
+  answer: (line: string) => Promise<Answer>,
+  options: {
+    load?: () => Promise<unknown>;
+    readAfterLoad?: boolean;
+    tooLong?: { maxChars: number; instead: (answer: Answer, chars: number) => Answer };
+  } = {},
 ): Promise<never> {
   // A compiled binary runs with its own permissions: it needs none of them here. From a source
   // tree its files are read from node_modules, all the read access it was given.
@@ -25,16 +30,24 @@ export async function serveJsonLines(
   await options.load?.();
   if (options.readAfterLoad === false) Deno.permissions.revokeSync({ name: "read" });
   const encoder = new TextEncoder();
-  const send = async (line: object) => {
-    await Deno.stdout.write(encoder.encode(`${JSON.stringify(line)}\n`));
+  // A write to a pipe may take only part of a long line: the rest goes after it, in order.
+  const send = async (line: string) => {
+    const bytes = encoder.encode(`${line}\n`);
+    for (let sent = 0; sent < bytes.length;) sent += await Deno.stdout.write(bytes.subarray(sent));
   };
-  await send({ ready: true });
+  const tooLong = options.tooLong;
+  const lineOf = (answered: Answer) => {
+    const line = JSON.stringify(answered);
+    if (tooLong === undefined || line.length <= tooLong.maxChars) return line;
+    return JSON.stringify(tooLong.instead(answered, line.length));
+  };
+  await send(JSON.stringify({ ready: true }));
   const decoder = new TextDecoder();
   const splitter = new LineSplitter();
   reading: for await (const bytes of Deno.stdin.readable) {
     for (const line of splitter.push(decoder.decode(bytes, { stream: true }))) {
       const answered = await answer(line);
-      await send(answered);
+      await send(lineOf(answered));
       if ("last" in answered) break reading;
     }
   }

@@ -54,6 +54,11 @@ const START_MS = 30_000;
 const START_RETRY_MS = 60_000;
 /** The process's JavaScript heap at most, in MiB (tree-sitter's memory is capped apart). */
 const HEAP_MB = 256;
+/**
+ * The longest answer line read, in characters: a file of at most 1 MiB (INDEX_FILE_MAX_BYTES)
+ * chunked, with its JSON escapes, is far less; a process gone wrong cannot make tern hold more.
+ */
+const MAX_ANSWER_CHARS = 64 * 1024 * 1024;
 /** An idle process ends after this long: its memory is given back between searches. */
 const IDLE_MS = 30_000;
 
@@ -180,7 +185,11 @@ export class ParserProcess {
     if (this.#startFailed !== undefined && performance.now() < this.#startFailed.until) {
       throw new Error(this.#startFailed.why);
     }
-    this.#starting = JsonLineProcess.start<ParserRequest, ParserAnswer>(this.#argv(), START_MS);
+    this.#starting = JsonLineProcess.start<ParserRequest, ParserAnswer>(
+      this.#argv(),
+      START_MS,
+      { maxLineChars: MAX_ANSWER_CHARS },
+    );
     try {
       this.#running = await this.#starting;
       this.#startFailed = undefined;

@@ -11,20 +11,52 @@ import { fileUrlToPath } from "../../core/file_url.ts";
 import { JsonLineProcess } from "../../core/json_line_process.ts";
 import { entryArgv, packaging } from "../../core/packaging.ts";
 import { sourceUrl } from "../../core/source_url.ts";
+import * as z from "../../core/zod.ts";
 import { defaultConfigPath } from "../worker/flags.ts";
 import { overBudget, type ShellAnalysis } from "./_analysis.ts";
 
-/** What the shell parser process is sent: one command line to analyse. */
+/** What the shell parser process is sent: one command line to analyse, numbered. */
 export interface ShellParseRequest {
+  id: number;
   command: string;
   budgetMs: number;
 }
 
 /**
  * What the shell parser process prints, one JSON line each: `ready` once it has loaded, then
- * per command its analysis; `last` when it ends after this answer.
+ * per command its analysis with the request's `id`; `last` when it ends after this answer.
  */
-export type ShellParseAnswer = { ready: true } | { analysis: ShellAnalysis; last?: true };
+export type ShellParseAnswer =
+  | { ready: true }
+  | { id: number; analysis: ShellAnalysis; last?: true };
+
+const strings = z.array(z.string());
+/**
+ * An answer as the permission gate may trust it: the shape of a ShellAnalysis, checked, since a
+ * line out of form (or one a bug put out of step) must refuse the command, never let it pass.
+ */
+const ANSWER = z.object({
+  id: z.number(),
+  analysis: z.discriminatedUnion("ok", [
+    z.object({
+      ok: z.literal(true),
+      commands: z.array(z.object({
+        argv: strings,
+        expands: z.array(z.boolean()),
+        assignments: strings,
+        redirects: z.array(z.object({ op: z.string(), target: z.string() })),
+        wrappers: strings,
+        chdir: z.boolean(),
+        text: z.string(),
+        inSubstitution: z.boolean(),
+      })),
+      opaque: strings,
+      unseen: strings,
+    }),
+    z.object({ ok: z.literal(false), error: z.string() }),
+  ]),
+  last: z.literal(true).optional(),
+});
 
 /** Time an answer may take beyond the parse's budget: the walk, hidden code's own parses. */
 const ANSWER_MARGIN_MS = 2_000;
@@ -34,6 +66,17 @@ const START_MS = 30_000;
 const START_RETRY_MS = 10_000;
 /** The process's JavaScript heap at most, in MiB (tree-sitter's memory is capped apart). */
 const HEAP_MB = 128;
+/**
+ * The longest command sent, in characters; a longer one is refused here, not copied to the
+ * process to outrun its budget there. No command that long runs: bash gets it as one argument,
+ * which Linux caps at 128 KiB.
+ */
+const MAX_COMMAND_CHARS = 4 * 1024 * 1024;
+/**
+ * The longest answer line read, in characters: twice what the process sends at most
+ * (parser_main.ts), so that a process gone wrong cannot make tern hold more.
+ */
+const MAX_ANSWER_CHARS = 16 * 1024 * 1024;
 
 type Running = JsonLineProcess<ShellParseRequest, ShellParseAnswer>;
 
@@ -76,6 +119,8 @@ export class ShellParserProcess {
   #running: Promise<Running> | undefined;
   #turn: Promise<unknown> = Promise.resolve();
   #startFailed: { until: number; why: string } | undefined;
+  #asked = 0;
+  #closed = false;
 
   /** `argv`: how to start the process (default shellParserArgv()). */
   constructor(argv: () => string[] = () => shellParserArgv()) {
@@ -83,32 +128,48 @@ export class ShellParserProcess {
   }
 
   /**
-   * The analysis of `command`. Never throws: a parse past `budgetMs`, a process that ends or
-   * cannot start, come back as `{ok: false}` saying so (the command is then refused as
-   * unparsable).
+   * The analysis of `command`. Never throws: a parse past `budgetMs`, a process that ends,
+   * cannot start or answers out of turn or form, and a parser closed come back as `{ok: false}`
+   * saying so (the command is then refused as unparsable).
    */
   analyze(command: string, budgetMs: number): Promise<ShellAnalysis> {
-    const answer = this.#turn.then(() => this.#analyze(command, budgetMs));
+    const answer = this.#turn.then(() => this.#analyze(command, budgetMs)).catch((error) => ({
+      ok: false as const,
+      error: `Cannot parse shell command: ${why(error)}`,
+    }));
     this.#turn = answer;
     return answer;
   }
 
-  /** Ends the process (a later command starts another) and waits for it to end. */
+  /**
+   * Ends the process and waits for it to end. Every command asked after, or still waiting, is
+   * refused: none starts another process.
+   */
   async close(): Promise<void> {
+    this.#closed = true;
     const running = await this.#running?.catch(() => undefined);
     this.#running = undefined;
     await running?.end();
   }
 
   async #analyze(command: string, budgetMs: number, again = true): Promise<ShellAnalysis> {
+    if (command.length > MAX_COMMAND_CHARS) {
+      return {
+        ok: false,
+        error: `Cannot parse shell command: it is ${command.length} characters long, more than ` +
+          `the ${MAX_COMMAND_CHARS} the shell parser takes; split it into smaller commands`,
+      };
+    }
     let process: Running;
     try {
       process = await this.#process();
     } catch (error) {
       return { ok: false, error: `Cannot parse shell command: ${why(error)}` };
     }
-    const answer = await process.ask({ command, budgetMs }, budgetMs + ANSWER_MARGIN_MS);
-    if (typeof answer === "string" || !("analysis" in answer) || answer.last) {
+    const id = ++this.#asked;
+    const answer = await process.ask({ id, command, budgetMs }, budgetMs + ANSWER_MARGIN_MS);
+    const read = typeof answer === "string" ? undefined : ANSWER.safeParse(answer).data;
+    if (read === undefined || read.id !== id || read.last) {
       this.#running = undefined;
       await process.end();
     }
@@ -122,14 +183,16 @@ export class ShellParserProcess {
           "split the command into smaller ones",
       };
     }
-    if ("analysis" in answer) return answer.analysis;
+    if (read?.id === id) return read.analysis;
     return {
       ok: false,
-      error: "Cannot parse shell command: the shell parser answered out of turn",
+      error: "Cannot parse shell command: the shell parser process answered out of turn or " +
+        "out of form; it was stopped, and the next command starts another",
     };
   }
 
   #process(): Promise<Running> {
+    if (this.#closed) return Promise.reject(new Error("the shell parser was closed"));
     if (this.#running) return this.#running;
     if (this.#startFailed !== undefined && performance.now() < this.#startFailed.until) {
       return Promise.reject(new Error(this.#startFailed.why));
@@ -137,6 +200,7 @@ export class ShellParserProcess {
     const starting = JsonLineProcess.start<ShellParseRequest, ShellParseAnswer>(
       this.#argv(),
       START_MS,
+      { maxLineChars: MAX_ANSWER_CHARS },
     ).then((running) => {
       this.#startFailed = undefined;
       return running;
