@@ -11,7 +11,8 @@ TERN_DENO_VERSION="2.9.6"
 # Deno's cache for tern's own process and its tool worker (transpiled modules, V8's code cache,
 # npm metadata), kept in the checkout so that it does not follow HOME: a run with another HOME
 # (a test's, a sandboxed one's) finds it filled instead of downloading npm metadata and compiling
-# every module again. A DENO_DIR in the environment wins. bin/setup and bin/build fill it.
+# every module again. A DENO_DIR in the environment wins where it lies outside the workspace
+# (bin/tern). bin/setup and bin/build fill it.
 TERN_DENO_DIR="$TERN_ROOT/.tools/deno"
 # Deno looks for a newer release of itself (a request to its download host) unless told not to:
 # a run reaches no host but the model's. Exported for every Deno this checkout starts.
@@ -355,6 +356,8 @@ tern_net_hosts() {
       --base-url=*) _tern_url_value "${arg#--base-url=}" ;;
     esac
     prev="$arg"
+    # Short switches run together take the next word for the last one: `-cC DIR` is `-c -C DIR`.
+    case "$arg" in --*) ;; -?*C) prev=-C ;; esac
   done
   case "$ws" in /*) ;; *) ws="$PWD/$ws" ;; esac
   _tern_workspace="$ws"

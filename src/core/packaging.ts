@@ -135,7 +135,10 @@ export function entryArgs(): string[] {
 /**
  * The command line that starts the entry `name` with `args`: `denoPath run <denoFlags> …` for
  * the tree and the single file (`denoFlags` should carry no `--config` there: the single file
- * needs none), the same executable for a compiled binary (which ignores `denoFlags`).
+ * needs none), the same executable for a compiled binary (which ignores `denoFlags`). From the
+ * tree, under a Deno workspace above the checkout ({@linkcode workspaceAbove}), a `--config`
+ * becomes `--no-config`: Deno would load the entry as one of the workspace's members, so it
+ * loads nothing of a config and fails to start (its callers say it did not start).
  */
 export function entryArgv(
   name: EntryName,
@@ -145,10 +148,70 @@ export function entryArgv(
 ): string[] {
   const packaged = current;
   if (packaged.kind === "compiled") return [Deno.execPath(), ENTRY_FLAG, name, ...args];
-  const entry = packaged.kind === "single-file"
-    ? [packaged.file, ENTRY_FLAG, name]
-    : [fileUrlToPath(sourceUrl(ENTRY_SOURCES[name]))];
-  return [denoPath, "run", ...denoFlags, ...entry, ...args];
+  if (packaged.kind === "single-file") {
+    return [denoPath, "run", ...denoFlags, packaged.file, ENTRY_FLAG, name, ...args];
+  }
+  const source = fileUrlToPath(sourceUrl(ENTRY_SOURCES[name]));
+  const at = denoFlags.indexOf("--config");
+  const flags = at >= 0 && workspaceAbove(denoFlags[at + 1] ?? "") !== null
+    ? [...denoFlags.slice(0, at), "--no-config", "--no-lock", ...denoFlags.slice(at + 2)]
+    : denoFlags;
+  return [denoPath, "run", ...flags, source, ...args];
+}
+
+/**
+ * The deno.json or deno.jsonc in a folder above the one of `config` (tern's deno.json) that
+ * names a Deno workspace, else null. Deno loads a project as a member of such a workspace
+ * whatever `--config` says, and the workspace's `links` put folders of its own in place of the
+ * npm packages the project imports: bin/tern refuses to start under one, and a file planted
+ * during a run (in a workspace that holds the checkout) must not start tern's parts so either
+ * ({@linkcode entryArgv}).
+ * Each folder above, as named and by its real path; a file over 1 MiB counts as naming one.
+ */
+export function workspaceAbove(config: string): string | null {
+  const checkout = parentOf(config);
+  const folders = new Set(foldersAbove(checkout));
+  try {
+    for (const dir of foldersAbove(Deno.realPathSync(checkout))) folders.add(dir);
+  } catch {
+    // A checkout that cannot be resolved: the folders as named.
+  }
+  for (const dir of folders) {
+    for (const name of ["deno.json", "deno.jsonc"]) {
+      const file = `${dir === "/" ? "" : dir}/${name}`;
+      if (namesWorkspace(file)) return file;
+    }
+  }
+  return null;
+}
+
+/**
+ * The folder the absolute `path` is in (`/` for one directly under it). No path module: this
+ * file loads in processes started without tern's import map (the network proxy).
+ */
+function parentOf(path: string): string {
+  return path.slice(0, path.lastIndexOf("/")) || "/";
+}
+
+/** The folders above the absolute folder `dir`, nearest first, `/` last. */
+function foldersAbove(dir: string): string[] {
+  const folders: string[] = [];
+  while (dir !== "/" && dir.includes("/")) {
+    dir = parentOf(dir);
+    folders.push(dir);
+  }
+  return folders;
+}
+
+/** Whether `file` is a regular file that names a workspace (or is too large to tell). */
+function namesWorkspace(file: string): boolean {
+  try {
+    const info = Deno.statSync(file);
+    if (!info.isFile) return false;
+    return info.size > 1024 * 1024 || Deno.readTextFileSync(file).includes('"workspace');
+  } catch {
+    return false;
+  }
 }
 
 /**

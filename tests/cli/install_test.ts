@@ -29,8 +29,9 @@ Deno.test("bin/install puts a working tern shim on a PATH root, using the start 
     const shim = join(root, "bin/tern");
     const shimText = await Deno.readTextFile(shim);
     ok(shimText.includes(join(ROOT, "bin/tern")) && shimText.includes("TERN_DENO_BIN="), shimText);
-    // bash by an absolute path: a workspace folder on PATH may hold a look-alike.
-    match(shimText, /exec '\/[^']*\/bash' '/, shimText);
+    // bash by an absolute path: a workspace folder on PATH may hold a look-alike; with -p, it
+    // runs no BASH_ENV file and takes no functions from the environment.
+    match(shimText, /exec '\/[^']*\/bash' -p '/, shimText);
 
     for (
       const [shell, file] of [
@@ -56,6 +57,19 @@ Deno.test("bin/install puts a working tern shim on a PATH root, using the start 
         .output();
     const version = await run(["--version"]);
     equal(new TextDecoder().decode(version.stdout).trim().startsWith("tern "), true);
+    // A relative BASH_ENV names a file of the workspace.
+    const marker = join(ws.home, "planted");
+    await Deno.writeTextFile(join(ws.dir, ".bashenv"), `echo ran >> '${marker}'\n`);
+    const withBashEnv = await new Deno.Command(shim, {
+      args: ["--version"],
+      cwd: ws.dir,
+      env: { ...env, BASH_ENV: ".bashenv" },
+      clearEnv: true,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    equal(withBashEnv.code, 0, new TextDecoder().decode(withBashEnv.stderr));
+    equal(await Deno.readTextFile(marker).catch(() => null), null, "BASH_ENV's file ran");
     const task = await run(scriptedRunArgs(server.baseUrl, "write hello", false));
     equal(task.code, 0, new TextDecoder().decode(task.stderr));
     equal(await Deno.readTextFile(join(ws.dir, "hello.txt")), "hi\n");

@@ -85,12 +85,22 @@ Deno.test("bin/tern starts the bundle while no source file is newer than its bui
 
 Deno.test("bin/tern gives tern a Deno cache in the checkout whatever HOME is, unless DENO_DIR is set", async () => {
   const { root, run } = await fakeCheckout();
+  const mine = await Deno.makeTempDir({ prefix: "tern-deno-dir-" });
   try {
-    deepEqual(run().split(" "), ["source", join(root, ".tools/deno")]);
-    deepEqual(run({ HOME: "/nonexistent" }).split(" "), ["source", join(root, ".tools/deno")]);
-    deepEqual(run({ DENO_DIR: join(root, "mine") }).split(" "), ["source", join(root, "mine")]);
+    const own = ["source", join(root, ".tools/deno")];
+    deepEqual(run().split(" "), own);
+    deepEqual(run({ HOME: "/nonexistent" }).split(" "), own);
+    deepEqual(run({ DENO_DIR: mine }).split(" "), ["source", mine]);
+    // Where the repository (the working folder here) ships files and commands write, a cache
+    // would hold code tern runs: tern keeps its own, also for a relative one or a link there.
+    await Deno.mkdir(join(root, "cache"));
+    await Deno.symlink(join(root, "cache"), join(mine, "link"));
+    for (const dir of [join(root, "cache"), "cache", "./", join(mine, "link", "deno")]) {
+      deepEqual(run({ DENO_DIR: dir }).split(" "), own, dir);
+    }
   } finally {
     await Deno.remove(root, { recursive: true });
+    await Deno.remove(mine, { recursive: true });
   }
 });
 

@@ -17,6 +17,7 @@ import {
   setPackaging,
   ternCommand,
   wasmRuntimeOptions,
+  workspaceAbove,
 } from "../../src/core/packaging.ts";
 import { sourceUrl } from "../../src/core/source_url.ts";
 import {
@@ -192,5 +193,86 @@ Deno.test("entryArgs() drops --tern-entry and its name only", async () => {
     deepEqual(await argsOf(["/s", ENTRY_FLAG]), ["/s", ENTRY_FLAG]);
   } finally {
     await Deno.remove(file);
+  }
+});
+
+Deno.test("workspaceAbove() finds a Deno workspace in a folder above the checkout, as named or by real path", async () => {
+  const above = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-above-" }));
+  try {
+    const config = `${above}/a/tern/deno.json`;
+    await Deno.mkdir(`${above}/a/tern`, { recursive: true });
+    await Deno.writeTextFile(config, "{}\n");
+    equal(workspaceAbove(config), null);
+    // Neither a deno.json that names no workspace nor one in the checkout itself counts.
+    await Deno.writeTextFile(`${above}/a/deno.json`, '{ "tasks": {} }\n');
+    await Deno.writeTextFile(`${above}/a/tern/deno.jsonc`, '{ "workspace": [] }\n');
+    equal(workspaceAbove(config), null);
+    await Deno.writeTextFile(`${above}/deno.jsonc`, '{ "workspace": ["./a/tern"] }\n');
+    equal(workspaceAbove(config), `${above}/deno.jsonc`);
+    // Reached through a link: the folders above the real checkout count too.
+    await Deno.mkdir(`${above}/b`);
+    await Deno.symlink(`${above}/a/tern`, `${above}/b/tern`);
+    await Deno.remove(`${above}/deno.jsonc`);
+    await Deno.writeTextFile(`${above}/a/deno.json`, '{ "workspace": ["./tern"] }\n');
+    equal(workspaceAbove(`${above}/b/tern/deno.json`), `${above}/a/deno.json`);
+  } finally {
+    await Deno.remove(above, { recursive: true });
+  }
+});
+
+Deno.test("entryArgv() from the tree reads no config under a Deno workspace above the checkout", async () => {
+  // A checkout of its own (the modules entryArgv() needs, a deno.json) in a folder a workspace
+  // that holds it would let commands write.
+  const above = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-above-" }));
+  try {
+    await Deno.mkdir(`${above}/tern/src/core`, { recursive: true });
+    for (const file of ["packaging.ts", "file_url.ts", "source_url.ts"]) {
+      await Deno.copyFile(
+        fileURLToPath(sourceUrl(`src/core/${file}`)),
+        `${above}/tern/src/core/${file}`,
+      );
+    }
+    await Deno.writeTextFile(`${above}/tern/deno.json`, "{}\n");
+    const script = `${above}/start.ts`;
+    const config = `${above}/tern/deno.json`;
+    await Deno.writeTextFile(
+      script,
+      `import { entryArgv } from "./tern/src/core/packaging.ts";\n` +
+        `const flags = ["--quiet", "--config", ${JSON.stringify(config)}, "--allow-net"];\n` +
+        `console.log(JSON.stringify(entryArgv("web-request", flags, ["a"], "deno")));\n`,
+    );
+    const start = async () => {
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: ["run", "--no-prompt", "--quiet", "--no-config", "--allow-read", script],
+        stdout: "piped",
+        stderr: "inherit",
+      }).output();
+      return JSON.parse(new TextDecoder().decode(out.stdout));
+    };
+    const source = `${above}/tern/${ENTRY_SOURCES["web-request"]}`;
+    deepEqual(await start(), [
+      "deno",
+      "run",
+      "--quiet",
+      "--config",
+      config,
+      "--allow-net",
+      source,
+      "a",
+    ]);
+    // Loading nothing of a config, the entry fails to start instead of loading as a member.
+    await Deno.writeTextFile(`${above}/deno.json`, '{ "workspace": ["./tern"] }\n');
+    deepEqual(await start(), [
+      "deno",
+      "run",
+      "--quiet",
+      "--no-config",
+      "--no-lock",
+      "--allow-net",
+      source,
+      "a",
+    ]);
+  } finally {
+    await Deno.remove(above, { recursive: true });
   }
 });
