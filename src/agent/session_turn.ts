@@ -206,7 +206,7 @@ export function compactionHook(
  * What a user-role message the person did not write is, for the summary request (tern gives
  * the model such messages as user messages, `src/session/voice.ts`); undefined for the person's.
  */
-function notThePerson(voice: UserVoice): string | undefined {
+export function notThePerson(voice: UserVoice): string | undefined {
   switch (voice.from) {
     case "person":
       return undefined;

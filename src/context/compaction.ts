@@ -3,6 +3,7 @@
  * replaced by a summary and the recent part is kept whole. Independent of how sessions are
  * stored: it works on `ContextItem`s and returns what the session layer records.
  */
+import { terminalText } from "../core/terminal_text.ts";
 import type { Provider } from "../llm/types.ts";
 import { chooseCut, suffixTokens } from "./compaction_cut.ts";
 import {
@@ -12,7 +13,14 @@ import {
   type VoiceOf,
 } from "./compaction_types.ts";
 import { fallbackSummary } from "./fallback_summary.ts";
-import { EMPTY_SECTION, normaliseSummary, summaryMessage } from "./summary.ts";
+import { summarisedRequest, withLatestRequest } from "./latest_request.ts";
+import {
+  EMPTY_SECTION,
+  isSummaryMessage,
+  normaliseSummary,
+  parseSummary,
+  summaryMessage,
+} from "./summary.ts";
 import { buildSummaryRequest, SUMMARY_RESERVE_TOKENS } from "./summary_request.ts";
 import { estimateMessageTokens } from "./tokens.ts";
 import { trimToolOutputs } from "./trim.ts";
@@ -75,20 +83,28 @@ export interface CompactOptions {
   /** The summary of an earlier compaction, when it is not among the items, to merge in. */
   previousSummary?: string;
   /**
-   * Skip (return undefined) when the part to summarise is estimated at fewer tokens than this:
-   * a summary of a few messages saves nothing and costs a model call. Default 0.
+   * Skip (return undefined) when the part to summarise, earlier summaries left out, is
+   * estimated at fewer tokens than this: a summary of a few messages saves nothing and costs a
+   * model call. Default 0. A part of earlier summaries alone is always skipped.
    */
   minSummarisedTokens?: number;
-  /** Tells the user-role messages the person did not write, for the summary request. */
+  /**
+   * Tells the user-role messages the person did not write: they are no turns for the cut, and
+   * the summary request tags them as what they are.
+   */
   voiceOf?: VoiceOf;
 }
 
 /**
  * Compacts `items`: chooses the cut (chooseCut), trims the old tool outputs to
  * `toolOutputTrimChars` for the summary request, and asks the model for a summary in the six
- * sections (no tools offered). When the call fails, errors, times out, is cancelled or returns
- * no text, the summary is the deterministic `fallbackSummary` and `error` says why. Returns
- * undefined when there is nothing to summarise (cut 0).
+ * sections (no tools offered). When the call fails, errors, times out, is cancelled, returns
+ * no text or a summary whose every section is empty, the summary is the deterministic
+ * `fallbackSummary` and `error` says why. Escape sequences and control characters (newline and
+ * tab kept) are removed from either summary. When the cut summarises the person's latest
+ * request, the summary ends with tern's copy of it, word for word (see `withLatestRequest`).
+ * Returns undefined when there is nothing to summarise: cut 0, or only earlier summaries before
+ * the cut (see `minSummarisedTokens`).
  *
  * It does not check the threshold: the caller does (needsCompaction) before an automatic
  * compaction and skips it for a manual one, which still keeps the recent part. Never throws,
@@ -100,11 +116,15 @@ export async function compact(
 ): Promise<CompactionResult | undefined> {
   const { settings } = options;
   checkSettings(settings);
-  const cut = chooseCut(items, settings);
+  const cut = chooseCut(items, settings, { voiceOf: options.voiceOf });
   if (cut === 0) return undefined;
   const kept = suffixTokens(items);
-  if (kept[0] - kept[cut] < (options.minSummarisedTokens ?? 0)) return undefined;
   const old = items.slice(0, cut);
+  // Earlier summaries alone are nothing new: summarising them again costs a model call, loses
+  // more of the record, and before every round when the context stays over the threshold.
+  const fresh = old.filter(({ message }) => !isSummaryMessage(message));
+  const freshTokens = fresh.reduce((sum, { message }) => sum + estimateMessageTokens(message), 0);
+  if (fresh.length === 0 || freshTokens < (options.minSummarisedTokens ?? 0)) return undefined;
   const request = buildSummaryRequest(trimToolOutputs(old, settings.toolOutputTrimChars), {
     model: options.model,
     contextWindow: settings.contextWindow,
@@ -126,20 +146,31 @@ export async function compact(
   const imagesDropped = attached + returned;
   const withImages = (text: string) =>
     withDroppedToolImages(withDroppedImages(text, attached), returned);
-  let summary = withImages(
-    "text" in reply
-      ? normaliseSummary(reply.text)
-      : fallbackSummary(old, options.previousSummary, options.voiceOf),
-  );
-  let error = "error" in reply ? reply.error : undefined;
+  const fallback = () =>
+    withImages(terminalText(fallbackSummary(old, options.previousSummary, options.voiceOf)));
+  // A model's summary is kept, shown in transcripts and sent with every request: no escape
+  // sequence or control character of a hostile reply goes with it.
+  const text = "text" in reply ? normaliseSummary(terminalText(reply.text)) : "";
+  let error = "error" in reply
+    ? reply.error
+    : isEmptySummary(text)
+    ? "Summary model returned no summary: every section was empty"
+    : undefined;
+  let summary = error === undefined ? withImages(text) : fallback();
   if (error === undefined) {
-    const fallback = withImages(fallbackSummary(old, options.previousSummary, options.voiceOf));
-    error = refusal(summary, fallback, {
+    const instead = fallback();
+    error = refusal(summary, instead, {
       limit: summaryLimit(settings.contextWindow),
       replaced: kept[0] - kept[cut],
     });
-    if (error) summary = fallback;
+    if (error) summary = instead;
   }
+  summary = withLatestRequest(
+    summary,
+    summarisedRequest(items, cut, options),
+    // Half a summary's limit at most: the copy comes on top of the summary.
+    summaryLimit(settings.contextWindow) / 2,
+  );
   const result: CompactionResult = {
     summary,
     firstKeptId: items[cut]?.id ?? null,
@@ -184,6 +215,16 @@ function refusal(
       `${options.replaced} it replaces`;
   }
   return undefined;
+}
+
+/**
+ * True when a normalised summary holds nothing: no text before its sections and every section
+ * empty. Replacing the history with it would lose the person's goal and all the work.
+ */
+function isEmptySummary(summary: string): boolean {
+  const { preamble, sections } = parseSummary(summary);
+  return preamble === "" &&
+    Object.values(sections).every((body) => body === undefined || body.trim() === EMPTY_SECTION);
 }
 
 /** `summary` with an open item saying that `count` images tools returned were dropped. */

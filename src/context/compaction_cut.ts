@@ -1,5 +1,5 @@
 /** Where to cut the history for compaction: the planner part of the algorithm, no I/O. */
-import type { CompactionSettings, ContextItem } from "./compaction_types.ts";
+import type { CompactionSettings, ContextItem, VoiceOf } from "./compaction_types.ts";
 import { isSummaryMessage } from "./summary.ts";
 import { estimateMessageTokens } from "./tokens.ts";
 
@@ -21,7 +21,9 @@ export function recentBudget(settings: CompactionSettings): number {
  * allowed cuts the latest is chosen that keeps
  * - at least `min(keepRecentTokens, recentBudget(settings))` tokens (estimated, counted from
  *   the end), and
- * - the last `minRecentUserTurns` user messages (summary messages do not count as turns).
+ * - the last `minRecentUserTurns` user messages the person wrote (a summary does not count as a
+ *   turn, nor any message `options.voiceOf` says someone else wrote: a subagent's result, a
+ *   hook's output), so such messages never push the person's latest request out.
  *
  * The user-turn rule gives way, one turn at a time, when keeping those turns whole would keep
  * more than `recentBudget(settings)` tokens: otherwise a long single-request task (one user
@@ -31,11 +33,15 @@ export function recentBudget(settings: CompactionSettings): number {
  * the earliest allowed one that keeps no more than the budget, the last message always kept,
  * or no compaction could bring such a context under the window.
  */
-export function chooseCut(items: ContextItem[], settings: CompactionSettings): number {
+export function chooseCut(
+  items: ContextItem[],
+  settings: CompactionSettings,
+  options: { voiceOf?: VoiceOf } = {},
+): number {
   const n = items.length;
   const kept = suffixTokens(items);
   const allowed = roundBoundaries(items);
-  const users = userTurnIndices(items);
+  const users = userTurnIndices(items, options.voiceOf);
   const budget = recentBudget(settings);
   const keepTokens = Math.min(settings.keepRecentTokens, budget);
   const cutFor = (turns: number): number => {
@@ -100,11 +106,17 @@ export function roundBoundaries(items: ContextItem[]): boolean[] {
   return allowed;
 }
 
-/** Indices of the user messages that are turns (not compaction summaries), in order. */
-export function userTurnIndices(items: ContextItem[]): number[] {
+/**
+ * Indices of the user messages that are the person's turns, in order: not compaction summaries,
+ * nor messages `voiceOf` says someone else wrote.
+ */
+export function userTurnIndices(items: ContextItem[], voiceOf?: VoiceOf): number[] {
   const indices: number[] = [];
   items.forEach(({ message }, i) => {
-    if (message.role === "user" && !isSummaryMessage(message)) indices.push(i);
+    if (
+      message.role === "user" && !isSummaryMessage(message) &&
+      voiceOf?.(message.content) === undefined
+    ) indices.push(i);
   });
   return indices;
 }

@@ -3,13 +3,14 @@
  * counted on both sides. No I/O, no model call.
  */
 import { chooseCut, suffixTokens, userTurnIndices } from "./compaction_cut.ts";
-import type { CompactionSettings, ContextItem } from "./compaction_types.ts";
+import type { CompactionSettings, ContextItem, VoiceOf } from "./compaction_types.ts";
+import { isSummaryMessage } from "./summary.ts";
 
 /** One side of the cut. */
 export interface PreviewSide {
   /** Context items (messages, summaries). */
   entries: number;
-  /** User messages among them that are turns (not summaries). */
+  /** User messages among them that are the person's turns (not summaries, see `voiceOf`). */
   turns: number;
   /** Estimated tokens. */
   tokens: number;
@@ -22,14 +23,21 @@ export interface CompactionPreview {
   kept: PreviewSide;
 }
 
-/** Where `compact(items, { settings })` would cut, and how much lies on each side. */
+/**
+ * Where `compact(items, { settings, voiceOf })` would cut, and how much lies on each side. Give
+ * the same `voiceOf` as the compaction, or the preview may count a subagent's result as a turn.
+ */
 export function previewCompaction(
   items: ContextItem[],
   settings: CompactionSettings,
+  options: { voiceOf?: VoiceOf } = {},
 ): CompactionPreview {
-  const cut = chooseCut(items, settings);
+  const chosen = chooseCut(items, settings, options);
+  // compact() summarises no earlier summaries alone: nothing to compact then either.
+  const fresh = items.slice(0, chosen).some(({ message }) => !isSummaryMessage(message));
+  const cut = fresh ? chosen : 0;
   const tokens = suffixTokens(items);
-  const turns = userTurnIndices(items);
+  const turns = userTurnIndices(items, options.voiceOf);
   const turnsBefore = turns.filter((i) => i < cut).length;
   return {
     cut,

@@ -145,8 +145,8 @@ function label(text: string): string {
 
 /**
  * The serialised conversation within `budgetTokens`. When it is too long, whole messages are
- * dropped from the oldest part *after* the first user request (which holds the goal and is
- * kept, with anything before it), leaving a marker; the most recent messages stay. When the
+ * dropped from the oldest part *after* the person's first request (which holds the goal and is
+ * kept, with anything before it; `voiceOf` tells the person's messages), leaving a marker; the most recent messages stay. When the
  * kept messages alone are still too long, each is cut in its middle in proportion.
  */
 export function fitConversation(
@@ -158,8 +158,11 @@ export function fitConversation(
   const tokens = blocks.map(tokensOf);
   const total = tokens.reduce((a, b) => a + b, 0);
   if (total <= budgetTokens) return blocks.join("\n\n");
+  // The person's first request: not a summary, nor a message someone else wrote (a subagent's
+  // result), which would otherwise be kept in its place while the request is dropped.
   const firstUser = items.findIndex(({ message }) =>
-    message.role === "user" && summaryFromMessage(message) === undefined
+    message.role === "user" && summaryFromMessage(message) === undefined &&
+    voiceOf?.(message.content) === undefined
   );
   const headCount = firstUser + 1;
   let used = total;

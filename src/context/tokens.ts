@@ -19,8 +19,8 @@
  * (Chinese man pages in either script, base64 hashes in deno.lock and French are the worst:
  * o200k_base spends about 0.88 tokens on a Traditional Chinese character and 0.70 on a
  * Simplified one, which the estimate cannot tell apart); hex, UUIDs and columns of numbers come
- * out 10–14% high, emoji 10% low, Greek 25% low, long runs of one character several times
- * high. Speed: several times gpt-tokenizer's `countTokens()` (`bench/results/tokens.md`).
+ * out 10–14% high, emoji 10% low, Greek 30% low before GREEK_LETTER, long runs of one
+ * character several times high. Speed: several times gpt-tokenizer's `countTokens()` (`bench/results/tokens.md`).
  * A second, simpler pass (`unmergedTokens()`, about a third more time) adds what the fit
  * misses on text o200k_base cannot merge: random letters, rare CJK, private-use characters.
  */
@@ -92,23 +92,46 @@ const SPLIT_HAN = 1.4;
 const SPLIT_HANGUL = 1.9;
 /** Letters in one run, longer than words are, past which each one counts more. */
 const LONG_RUN = 24;
+/**
+ * Tokens more than the fit counts for a Greek or Cyrillic letter that is the third or later
+ * consonant in a row, for those past NATURAL_CLUSTERS of the Greek and Cyrillic letters: random
+ * words in these scripts (o200k_base spends 0.7–0.9 tokens a letter on them, the fit a quarter
+ * of that) have them at a fifth to a third of their letters, Russian prose at 1–3%.
+ */
+const CLUSTER_TOKENS = 2.5;
+const NATURAL_CLUSTERS = 0.05;
+/** Tokens more than the fit counts for a Greek letter: o200k_base merges Greek less than Cyrillic. */
+const GREEK_LETTER = 0.13;
+/**
+ * Tokens more than the fit counts for a Greek or Cyrillic capital after a small letter of the
+ * same run: o200k_base starts a new word there (the fit counts such letters as small ones).
+ */
+const CASE_SPLIT = 1;
+/** 1 for the Greek and Cyrillic vowels, indexed from U+0370. */
+const OTHER_VOWEL = new Uint8Array(0x530 - 0x370);
+for (const vowel of "αεηιουωάέήίόύώϊϋΐΰΑΕΗΙΟΥΩΆΈΉΊΌΎΏаеёиоуыэюяіїєАЕЁИОУЫЭЮЯІЇЄ") {
+  OTHER_VOWEL[vowel.charCodeAt(0) - 0x370] = 1;
+}
 
 /**
  * Tokens the fitted estimate misses on text o200k_base cannot merge, which a file or a tool's
  * output may hold by chance or to overflow the window, where the fit alone says a sixth to a
  * third of the real count: letters past LONG_RUN in one run (random ones cost half a token
  * each in ASCII, a token accented, the fit about 0.15; a repeated ASCII letter merges and does
- * not count), CJK ideographs and Hangul syllables o200k_base splits (`isSplitCjk`), code
- * points beyond the Basic Multilingual Plane but emoji (about four tokens each) and
- * private-use characters (three). On the corpus it adds under 2% (split ideographs).
+ * not count), random Greek and Cyrillic words (told by their runs of consonants, see
+ * CLUSTER_TOKENS, and capitals inside a word), Greek letters, CJK ideographs and Hangul syllables o200k_base splits
+ * (`isSplitCjk`), code points beyond the Basic Multilingual Plane but emoji (about four tokens
+ * each) and private-use characters (three). On the corpus it adds under 2% (split ideographs).
  */
 function unmergedTokens(text: string): number {
   let longAscii = 0, longOther = 0, astral = 0, privateUse = 0, han = 0, hangul = 0;
-  let run = 0;
+  let run = 0, consonants = 0, greekOrCyrillic = 0, greek = 0, clustered = 0, splits = 0;
+  let small = false;
   const length = text.length;
   for (let i = 0; i < length; i++) {
     const c = text.charCodeAt(i);
     if (c < 128) {
+      consonants = 0;
       if ((((c | 32) - 97) >>> 0) < 26) {
         // a letter repeated (`aaaa`) merges well: only changes count
         if (++run > LONG_RUN && c !== text.charCodeAt(i - 1)) longAscii++;
@@ -116,8 +139,19 @@ function unmergedTokens(text: string): number {
     } else if ((c >= 0xc0 && c <= 0x24f) || (c >= 0x370 && c <= 0x52f)) {
       // Latin, Greek and Cyrillic letters, which the estimate counts as one run with ASCII ones
       if (++run > LONG_RUN) longOther++;
+      if (c < 0x370) consonants = 0;
+      else {
+        greekOrCyrillic++;
+        if (c < 0x400) greek++;
+        if (OTHER_VOWEL[c - 0x370] === 1) consonants = 0;
+        else if (++consonants >= 3 && run <= LONG_RUN) clustered++;
+        const capital = (c >= 0x391 && c <= 0x3a9) || (c >= 0x400 && c <= 0x42f);
+        if (capital && small && run > 1) splits++;
+        small = !capital;
+      }
     } else {
       run = 0;
+      consonants = 0;
       if (c >= 0x4e00 && c <= 0xd7a3) {
         if (isSplitCjk(c)) c >= 0xac00 ? hangul++ : han++;
       } else if (c >= 0xd800 && c <= 0xdbff) {
@@ -127,8 +161,10 @@ function unmergedTokens(text: string): number {
       } else if (c >= 0xe000 && c <= 0xf8ff) privateUse++;
     }
   }
+  const randomLetters = Math.max(0, clustered - NATURAL_CLUSTERS * greekOrCyrillic);
   return 0.45 * longAscii + 0.9 * longOther + 3 * astral + 2.5 * privateUse +
-    SPLIT_HAN * han + SPLIT_HANGUL * hangul;
+    SPLIT_HAN * han + SPLIT_HANGUL * hangul + CLUSTER_TOKENS * randomLetters +
+    GREEK_LETTER * greek + CASE_SPLIT * splits;
 }
 
 /**

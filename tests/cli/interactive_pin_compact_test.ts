@@ -96,3 +96,47 @@ Deno.test("tern line mode: /pin survives /compact, which first shows what it sum
     await ws.cleanup();
   }
 });
+
+Deno.test("tern line mode: /compact's preview, like the compaction, counts no subagent's result as the person's turn", async () => {
+  const ws = await tempWorkspace();
+  try {
+    const script = (request: ModelRequest) => {
+      const system = String(request.messages[0]?.content);
+      if (system.startsWith("You compact")) return { text: "## Goal\nSummary of the early turns." };
+      if (!system.startsWith("You are tern")) return { text: "{}" };
+      const last = String(request.messages.at(-1)?.content);
+      return { text: last.startsWith("task") ? `Answer to ${last}. ${LONG}` : `Done: ${last}` };
+    };
+    await withScriptedServer(script, async (server) => {
+      const env = {
+        HOME: ws.home,
+        TERN_HOME: join(ws.home, ".tern"),
+        TERN_BASE_URL: server.baseUrl,
+        TERN_MODEL: "scripted-model",
+        TERN_API_KEY: "x",
+        TERN_CONTEXT_WINDOW: "128000",
+        NO_COLOR: "1",
+      };
+      // Two long results in the form a subagent's completion takes, after the person's turns:
+      // the person's last two turns lie further back than the recent part's tokens alone keep.
+      const result = (n: number) =>
+        `[subagent t${n} (a${n}, child session 0000000${n}-0000-4000-8000-000000000000) ` +
+        `completed] ${"finding ".repeat(4_500)}`;
+      const input = ["task one", "task two", "task three", "task four", result(1), result(2)]
+        .concat("/compact").join("\n") + "\n";
+      const run = await runTernWithInput([], input, { cwd: ws.dir, env });
+      equal(run.code, 0, run.stderr);
+      const summarise = /summarise: (\d+) turns?, (\d+) entr(?:y|ies)/.exec(run.stdout);
+      ok(summarise, run.stdout);
+      const entries = await sessionEntries(join(ws.home, ".tern"));
+      const compaction = entries.findLast((entry) => entry.type === "compaction");
+      ok(compaction, run.stdout);
+      // The preview showed the cut the compaction made: the person's last two turns kept.
+      equal(entries.filter((entry) => entry.type === "compaction").length, 1, run.stdout);
+      equal(compaction.summarisedCount, Number(summarise[2]), run.stdout);
+      equal(compaction.summarisedCount, 4, "tasks one and two, with their answers");
+    });
+  } finally {
+    await ws.cleanup();
+  }
+});

@@ -1,13 +1,18 @@
 import assert from "node:assert/strict";
 import {
   chooseCut,
+  compact,
   type CompactionSettings,
   type ContextItem,
   DEFAULT_COMPACTION,
   isSummaryMessage,
   recentBudget,
 } from "../../src/context/compaction.ts";
+import { previewCompaction } from "../../src/context/compaction_preview.ts";
 import { estimateMessageTokens } from "../../src/context/tokens.ts";
+import { createOpenAiChatProvider } from "../../src/llm/openai_chat.ts";
+import { userVoice } from "../../src/session/voice.ts";
+import { withScriptedServer } from "../support/scripted_server.ts";
 import { randomConversation, randomInt, seededRandom } from "./_conversations.ts";
 
 const CASES = 300;
@@ -218,4 +223,69 @@ Deno.test("chooseCut() never cuts between a call and a result that arrives after
   };
   // u2 is the last user turn, but the round a1..t2 spans it: the cut moves back to a1.
   assert.equal(chooseCut(items, settings), 1);
+});
+
+/** A subagent's completion as tern delivers it (harness/subagents/mailbox.ts completionText). */
+function completion(task: string, answer: string): string {
+  return `[subagent ${task} (agent a1, run r1, child session ` +
+    `0b7e2c1a-1111-4222-8333-944455556666) completed]\n--- BEGIN SUBAGENT ANSWER 1a2b3c4d ` +
+    `(the subagent's words, not tern's or the person's) ---\n${answer}\n` +
+    `--- END SUBAGENT ANSWER 1a2b3c4d ---`;
+}
+
+const voiceOf = (content: string) => {
+  const voice = userVoice(content);
+  return voice.from === "person" ? undefined : voice.from;
+};
+
+Deno.test("chooseCut() never counts a subagent's result as the person's turn", () => {
+  const items: ContextItem[] = [
+    { id: "u0", message: { role: "user", content: `Old request ${"x ".repeat(3_000)}` } },
+    { id: "a0", message: { role: "assistant", content: "Done." } },
+    { id: "u1", message: { role: "user", content: "Review the parser with two subagents" } },
+    { id: "a1", message: { role: "assistant", content: "Spawned two reviewers." } },
+    { id: "s1", message: { role: "user", content: completion("review-a", "y ".repeat(400)) } },
+    { id: "a2", message: { role: "assistant", content: "First review read." } },
+    { id: "s2", message: { role: "user", content: completion("review-b", "z ".repeat(400)) } },
+    { id: "a3", message: { role: "assistant", content: "Both reviews read." } },
+  ];
+  const settings = {
+    ...DEFAULT_COMPACTION,
+    contextWindow: 200_000,
+    keepRecentTokens: 10,
+    minRecentUserTurns: 2,
+  };
+  // The person's turns are u0 and u1: the two subagent results must not stand in for them, or
+  // the person's latest request (u1) would be summarised while the results are kept.
+  assert.equal(chooseCut(items, settings, { voiceOf }), 0);
+  assert.equal(chooseCut(items, { ...settings, minRecentUserTurns: 1 }, { voiceOf }), 2);
+  const preview = previewCompaction(items, { ...settings, minRecentUserTurns: 1 }, { voiceOf });
+  assert.equal(preview.cut, 2);
+  assert.deepEqual([preview.summarised.turns, preview.kept.turns], [1, 1]);
+});
+
+Deno.test("compact() keeps the person's latest request whole when subagent results follow it", async () => {
+  const items: ContextItem[] = [
+    { id: "u0", message: { role: "user", content: `Old request ${"x ".repeat(3_000)}` } },
+    { id: "a0", message: { role: "assistant", content: "Done." } },
+    { id: "u1", message: { role: "user", content: "Review the parser with a subagent" } },
+    { id: "a1", message: { role: "assistant", content: "Spawned a reviewer." } },
+    { id: "s1", message: { role: "user", content: completion("review", "y ".repeat(400)) } },
+    { id: "a2", message: { role: "assistant", content: "Review read." } },
+  ];
+  await withScriptedServer([{ text: "## Goal\nOld work." }], async (server) => {
+    const result = await compact(items, {
+      provider: createOpenAiChatProvider({ baseUrl: server.baseUrl }),
+      model: "m",
+      settings: {
+        ...DEFAULT_COMPACTION,
+        contextWindow: 200_000,
+        keepRecentTokens: 10,
+        minRecentUserTurns: 1,
+      },
+      voiceOf,
+    });
+    assert.equal(result?.firstKeptId, "u1");
+    assert.deepEqual(result?.summarised, ["u0", "a0"]);
+  });
 });

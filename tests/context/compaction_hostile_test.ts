@@ -258,3 +258,44 @@ Deno.test("normaliseSummary(), escapeContent() and summaryMessage() take linear 
     normaliseSummary("## Goal\ng\n## Failed paths\n- a"),
   );
 });
+
+Deno.test("compact() falls back when every section of the model's summary is empty", async () => {
+  const empty = [
+    SUMMARY_SECTIONS.map((name) => `## ${name}\n(none recorded)`).join("\n\n"),
+    "```markdown\n## Goal\n\n## Open items:\n\n```",
+    "\u001b[2J\u001b[H\n### goal\n",
+  ];
+  await withScriptedServer(empty.map((text) => ({ text })), async (server) => {
+    for (const reply of empty) {
+      const result = await compact(hostileHistory(), {
+        provider: createOpenAiChatProvider({ baseUrl: server.baseUrl }),
+        model: "summary-model",
+        settings: SETTINGS,
+      });
+      assert.ok(result !== undefined, reply);
+      assert.equal(result.fallback, true, reply);
+      assert.equal(result.error, "Summary model returned no summary: every section was empty");
+      // The fallback keeps the person's request the empty summary would have lost.
+      assert.match(result.summary, /^## Goal\nFirst request:\nFix the parser test\./);
+    }
+  });
+});
+
+Deno.test("compact() keeps no escape sequence or control character of the model's summary", async () => {
+  const reply = "\u001b]52;c;cm0gLXJmIH4=\u0007## Goal\n- fix the parser\u001b[2K\r" +
+    "\u001b[8mhidden\u001b[0m\n## Evidence\n- ls shows \u202eexe.txt\u202c\u0000 and \u009b31m" +
+    "red\n## Open items\n- none\u001bP+q\u001b\\";
+  await withScriptedServer([{ text: reply }], async (server) => {
+    const result = await compact(hostileHistory(), {
+      provider: createOpenAiChatProvider({ baseUrl: server.baseUrl }),
+      model: "summary-model",
+      settings: SETTINGS,
+    });
+    assert.ok(result !== undefined);
+    assert.equal(result.fallback, false);
+    // deno-lint-ignore no-control-regex
+    assert.doesNotMatch(result.summary, /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e]/);
+    assert.match(result.summary, /^## Goal\n- fix the parser\nhidden\n/);
+    assert.match(result.summary, /- ls shows exe\.txt and red\n/);
+  });
+});

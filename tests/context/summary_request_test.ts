@@ -84,3 +84,23 @@ Deno.test("serialiseItem() shows roles, tool calls with cut arguments, results a
     "[summary of earlier work]\n## Goal\nX",
   );
 });
+
+Deno.test("buildSummaryRequest() keeps the person's first request, not a subagent's result before it, when it drops messages", () => {
+  const completion = "[subagent survey (agent a1, run r1, child session " +
+    "0b7e2c1a-1111-4222-8333-944455556666) completed]\n--- BEGIN SUBAGENT ANSWER 1a2b3c4d " +
+    "(the subagent's words, not tern's or the person's) ---\nThe store has 3 files.\n" +
+    "--- END SUBAGENT ANSWER 1a2b3c4d ---";
+  const [first, ...steps] = longHistory(120, 3_000);
+  const items: ContextItem[] = [
+    { id: "s0", message: { role: "user", content: completion } },
+    first,
+    ...steps,
+  ];
+  const user = buildSummaryRequest(items, {
+    model: "m",
+    contextWindow: 16_000,
+    voiceOf: (content) => content.startsWith("[subagent ") ? "a subagent's result" : undefined,
+  }).messages[1].content;
+  assert.ok(user.includes("[user]\nGOAL: rewrite the session store.\n\n[... "), user.slice(0, 800));
+  assert.ok(user.includes("[a subagent's result (not the person's words)]\n\\[subagent survey"));
+});

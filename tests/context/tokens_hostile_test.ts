@@ -51,6 +51,45 @@ Deno.test("estimateTokens() is not far below o200k_base on random Greek and Cyri
   }
 });
 
+/** Words of 1 to `2 × mean` letters drawn from `letters`, space-separated, seeded. */
+function randomWords(seed: number, length: number, letters: number[], mean: number): string {
+  const next = seededRandom(seed);
+  let text = "";
+  while (text.length < length) {
+    const size = 1 + Math.floor(next() * 2 * mean);
+    for (let i = 0; i < size; i++) {
+      text += String.fromCodePoint(letters[Math.floor(next() * letters.length)]);
+    }
+    text += " ";
+  }
+  return text;
+}
+
+Deno.test("estimateTokens() is not far below o200k_base on random Greek and Cyrillic words of any length", () => {
+  const scripts: Array<[string, number[]]> = [
+    ["Greek", range(0x3b1, 0x3c9)],
+    ["Cyrillic", range(0x430, 0x44f)],
+    ["Cyrillic both cases", range(0x410, 0x44f)],
+  ];
+  const low: string[] = [];
+  for (const [name, letters] of scripts) {
+    for (const mean of [2, 3, 6, 10, 15]) {
+      const text = randomWords(mean * 7 + letters[0], 4_000, letters, mean);
+      const [real, estimate] = [countTokens(text), estimateTokens(text)];
+      if (estimate < 0.7 * real || estimate > 2 * real) {
+        low.push(`${name}, ${mean} letters a word: ${estimate} for ${real}`);
+      }
+    }
+  }
+  equal(low.join("\n"), "");
+  // Greek prose costs o200k_base more than Russian prose does.
+  const greek = ("Η Ελλάδα είναι χώρα της νοτιοανατολικής Ευρώπης. Η πρωτεύουσα και μεγαλύτερη " +
+    "πόλη της είναι η Αθήνα. Ο πληθυσμός της χώρας ανέρχεται σε περίπου δέκα εκατομμύρια " +
+    "κατοίκους. ").repeat(8);
+  const [real, estimate] = [countTokens(greek), estimateTokens(greek)];
+  ok(estimate >= 0.9 * real && estimate <= 1.2 * real, `estimate ${estimate}, o200k_base ${real}`);
+});
+
 Deno.test("isSplitCjk() is true exactly for the ideographs and syllables o200k_base splits", () => {
   const wrong: string[] = [];
   for (const code of [...range(0x4e00, 0x9fff), ...range(0xac00, 0xd7a3)]) {

@@ -6,6 +6,8 @@ import {
   compactSession,
 } from "../../agent/session_turn.ts";
 import { previewCompaction, previewLines } from "../../context/compaction_preview.ts";
+import { notThePerson } from "../../agent/session_turn.ts";
+import { userVoice } from "../../session/voice.ts";
 import { moveLeaf } from "../../session/branch.ts";
 import { forkSession } from "../../session/fork.ts";
 import { findSession, listSessions, type SessionInfo } from "../../session/paths.ts";
@@ -133,7 +135,9 @@ export function sessionCommands(): SlashCommand[] {
         const { config } = conversation;
         const settings = compactionSettings(config.contextWindow, config.compactAt);
         // The same cut compactSession() makes: the person sees it before anything changes.
-        const preview = previewCompaction(context.session.state().items, settings);
+        const preview = previewCompaction(context.session.state().items, settings, {
+          voiceOf: (content) => notThePerson(userVoice(content)),
+        });
         if (preview.cut === 0) {
           context.notice("nothing to compact: the whole conversation is recent enough to keep");
           return;
