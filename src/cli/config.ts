@@ -1,12 +1,15 @@
 /** `tern config`: the effective configuration and where each value came from, never the key. */
 import { describeConfig, loadConfig, type TernConfig } from "../config/mod.ts";
+import { SecretMasker } from "../sandbox/secrets.ts";
 import { processWriters, readEnv, resolveWorkspace, terminalWriters } from "./process_env.ts";
 import type { RunFlags } from "./run.ts";
 
 /**
  * Prints the configuration of the workspace `flags.cwd` names, as a command there would load it.
  * Its values come from files a repository may write, so they go through the terminal sanitizer
- * (`terminalWriters`).
+ * (`terminalWriters`); and the table goes through the secret masker, with the keys tern holds:
+ * a key pasted into a setting (a checker's command, a rule's reason, a model name) or one of a
+ * known format (a GitHub token, a bearer token) is shown as a `[REDACTED]` marker.
  * @throws {InputError} when the workspace is not a folder, as every command bound to one does;
  * {@linkcode ConfigError} (after the table) when the sandbox profile is unknown, as a run would.
  */
@@ -15,7 +18,12 @@ export async function showConfig(flags: RunFlags): Promise<number> {
   const loaded = await loadConfig({ cwd: workspace, flags: flags.config });
   const { out } = terminalWriters(processWriters());
   // Shown first all the same: the table says where the profile that is refused came from.
-  out(describeConfig(loaded.config, loaded.sources, loaded.withheldKeys) + "\n");
+  const { apiKey, apiKeys } = loaded.config;
+  const masker = new SecretMasker([apiKey ?? "", ...Object.values(apiKeys)]);
+  const mask = (text: string) => masker.mask(text);
+  out(
+    describeConfig(loaded.config, loaded.sources, { withheld: loaded.withheldKeys, mask }) + "\n",
+  );
   await checkProfile(loaded.config, workspace);
   return 0;
 }

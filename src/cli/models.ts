@@ -5,7 +5,7 @@
  * asks no server.
  */
 import { isExplicitSource, loadConfig, type TernConfig } from "../config/mod.ts";
-import { shownUrl } from "../core/url_text.ts";
+import { shownUrl, urlSecrets } from "../core/url_text.ts";
 import type { ModelCatalog } from "../llm/catalog.ts";
 import type { CatalogEntry } from "../llm/model_info.ts";
 import { discoverModels } from "../llm/discovery.ts";
@@ -210,15 +210,20 @@ function table(rows: string[][]): string[] {
 }
 
 /**
- * `text` with the provider's key and header values masked, as the masker finds them and line by
+ * `text` with the provider's key, header values and base URL credentials masked, as the masker finds them and line by
  * line: an API's error may quote what it was sent, and Deno's "Invalid header value" error
  * quotes a key that holds a line break with the break made a space.
  */
 function withoutKey(
   text: string,
-  provider: { apiKey?: string; headers?: Record<string, string> },
+  provider: { apiKey?: string; headers?: Record<string, string>; baseUrl: string },
 ): string {
-  const values = [provider.apiKey ?? "", ...Object.values(provider.headers ?? {})];
+  // The base URL's own credentials too: an error quotes a URL, a server may echo its path.
+  const values = [
+    provider.apiKey ?? "",
+    ...Object.values(provider.headers ?? {}),
+    ...urlSecrets(provider.baseUrl),
+  ];
   // The masker masks a value's parts too (`Bearer <key>`'s key).
   return new SecretMasker(values).mask(text);
 }

@@ -1,6 +1,6 @@
 /**
  * Human-readable configuration for `tern config`, with the API key never shown, nor the
- * credentials a base URL may carry (`shownUrl`).
+ * credentials a base URL may carry in its user part, query or path (`shownUrl`).
  */
 import { shownUrl } from "../core/url_text.ts";
 import type { TernConfig } from "./schema.ts";
@@ -35,6 +35,17 @@ export interface WithheldKeys {
   chooser: ConfigSource;
 }
 
+/** Options of {@linkcode describeConfig}. */
+export interface DescribeOptions {
+  /** What `loadConfig()` says about keys of the environment it did not use. */
+  withheld?: WithheldKeys;
+  /**
+   * Masks secrets in a value's text (the secret masker, which this layer cannot import), before
+   * a long value is cut short: a cut could leave part of a key the masker no longer finds.
+   */
+  mask?: (text: string) => string;
+}
+
 /**
  * One line per field, `key  value  (source)`, with `sources` from `loadConfig()`. The API key
  * appears only as `set (from TERN_API_KEY in the environment)` or `not set`, with why the
@@ -43,8 +54,9 @@ export interface WithheldKeys {
 export function describeConfig(
   config: TernConfig,
   sources: Readonly<Record<string, ConfigSource>> = {},
-  withheld?: WithheldKeys,
+  options: DescribeOptions = {},
 ): string {
+  const { withheld, mask = (text: string) => text } = options;
   return ORDER.map((key) => {
     const label = key.padEnd(WIDTH);
     const source = sources[key] === undefined ? undefined : describeSource(sources[key]);
@@ -56,12 +68,12 @@ export function describeConfig(
     const value = (config as unknown as Record<string, unknown>)[key];
     if (value === undefined || isEmpty(value)) return `${label}not set`;
     const shown = STRUCTURED.has(key)
-      ? compactJson(redacted(value, key))
+      ? compactJson(redacted(value, key), mask)
       : key === "baseUrl" && typeof value === "string"
       ? shownUrl(value)
       : typeof value === "string" && looksLikeKey(value)
       ? "a value that looks like a key (not shown)"
-      : value;
+      : mask(String(value));
     return `${label}${shown}${source ? `  (${source})` : ""}`;
   }).join("\n");
 }
@@ -71,8 +83,8 @@ function isEmpty(value: unknown): boolean {
   return value !== null && typeof value === "object" && Object.keys(value).length === 0;
 }
 
-function compactJson(value: unknown): string {
-  const text = JSON.stringify(value);
+function compactJson(value: unknown, mask: (text: string) => string): string {
+  const text = mask(JSON.stringify(value));
   return text.length <= STRUCTURED_CHARS ? text : `${text.slice(0, STRUCTURED_CHARS - 1)}…`;
 }
 

@@ -1,5 +1,6 @@
 /** Configuration errors: one message each, with the file, key and position when known. */
 import { TernError } from "../core/errors.ts";
+import { KEY_PREFIX, tokenShaped } from "../core/token_shape.ts";
 
 /** Where a configuration error was found; every field is optional. */
 export interface ConfigErrorDetails {
@@ -50,9 +51,6 @@ export function lineColumnAt(text: string, offset: number): { line: number; colu
 
 const MAX_SHOWN_CHARS = 60;
 
-const KEY_PREFIX = /^(?:sk|pk|rk|gsk|xai|key)[-_]/i;
-const TOKEN_LIKE = /^[A-Za-z0-9_\-.=+/]{24,}$/;
-
 /**
  * True for a string that starts like an API key (`sk-…`, `key_…`): shown nowhere, even where a
  * long name of a model is (which {@linkcode formatValue}'s wider check would take for a token).
@@ -72,11 +70,6 @@ function looksSecret(text: string): boolean {
   return trimmed.split(/[\s?&=:/@#,;'"`]+/).some((piece) =>
     (piece.length >= 16 && KEY_PREFIX.test(piece)) || (piece.length >= 32 && tokenShaped(piece))
   );
-}
-
-function tokenShaped(text: string): boolean {
-  if (KEY_PREFIX.test(text)) return true;
-  return TOKEN_LIKE.test(text) && /\d/.test(text) && /[A-Za-z]/.test(text);
 }
 
 /**

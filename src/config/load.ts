@@ -19,7 +19,7 @@ import {
   type Variables,
   warnMisspeltVariables,
 } from "./env.ts";
-import { ConfigError } from "./errors.ts";
+import { ConfigError, formatValue } from "./errors.ts";
 import { checkTernHome, resolveTernHome } from "./tern_home.ts";
 import {
   API_KEY_VARIABLES,
@@ -162,12 +162,20 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
       else if (key === "providers") mergeByName(providers, value);
       else if (key === "models") mergeModels(models, value, fromProject ? undefined : personModels);
       else if (key === "sandbox") Object.assign(sandbox, value);
-      // A project's number for a key it may only narrow (maxSubagents, the subagent timeouts)
-      // never raises what the person set lower than the default.
-      else if (keepsLower(key, merged[key], value, fromProject)) continue;
-      // A project's profile only narrows the one the person chose (a custom one stays).
-      else if (keepsProfile(key, merged[key], value, fromProject)) continue;
-      else merged[key] = value;
+      // A project's value for a key it may only narrow (maxRounds, thinking, the timeouts) never
+      // widens what the person set narrower than the default; nor does its profile widen the
+      // one the person chose (a custom one stays). The person is told which value was ignored.
+      else if (
+        keepsNarrower(key, merged[key], value, fromProject) ||
+        keepsProfile(key, merged[key], value, fromProject)
+      ) {
+        tellIgnored(key as SettingKey, value, merged[key], {
+          from: layer.sources[key as SettingKey],
+          kept: sources[key],
+          warn: options.warn ?? warnPerson,
+        });
+        continue;
+      } else merged[key] = value;
       const source = layer.sources[key as SettingKey];
       if (source !== undefined) sources[key] = source;
     }
@@ -469,10 +477,39 @@ function projectRules(value: unknown, fromProject: boolean, layer: Layer): Permi
   return rules.map((rule) => ({ ...rule, from }));
 }
 
-/** A project's number above the value so far, for a key a project may only narrow. */
-function keepsLower(key: string, current: unknown, value: unknown, fromProject: boolean): boolean {
-  if (!fromProject || typeof current !== "number" || typeof value !== "number") return false;
-  return settingOf(key as SettingKey).project === "narrower" && value > current;
+/**
+ * A project's value wider than the value so far, for a key a project may only narrow: a number
+ * above it, or a choice later in the key's `order` (narrowest first).
+ */
+function keepsNarrower(
+  key: string,
+  current: unknown,
+  value: unknown,
+  fromProject: boolean,
+): boolean {
+  if (!fromProject || current === undefined) return false;
+  const row = settingOf(key as SettingKey);
+  if (row.project !== "narrower") return false;
+  if (typeof current === "number" && typeof value === "number") return value > current;
+  return row.order !== undefined && row.order.indexOf(value) > row.order.indexOf(current);
+}
+
+/**
+ * Tells the person that a project's `value` for `key` was ignored, naming the file (and `.env`
+ * variable) it came from and the value kept, with where that came from.
+ */
+function tellIgnored(
+  key: SettingKey,
+  value: unknown,
+  kept: unknown,
+  how: { from?: ConfigSource; kept?: ConfigSource; warn: Warn },
+): void {
+  const from = how.from === undefined ? "the project's files" : describeSource(how.from);
+  const keptFrom = how.kept === undefined ? "" : ` (${describeSource(how.kept)})`;
+  how.warn(
+    `Ignoring "${key}" ${formatValue(value)} from ${from}: it is not narrower than ` +
+      `${formatValue(kept)}${keptFrom}, and a project's files may only narrow it`,
+  );
 }
 
 /** The built-in profiles, narrowest first: each allows all that the ones before it allow. */

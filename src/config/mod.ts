@@ -19,7 +19,12 @@ export {
   type ThinkingChoice,
 } from "./schema.ts";
 export { ConfigError, type ConfigErrorDetails } from "./errors.ts";
-export { describeConfig, projectModelNotice, type WithheldKeys } from "./describe.ts";
+export {
+  describeConfig,
+  type DescribeOptions,
+  projectModelNotice,
+  type WithheldKeys,
+} from "./describe.ts";
 export {
   type ConfigSource,
   describeSource,

@@ -59,6 +59,12 @@ export interface Setting {
   guards?: Guard;
   /** For `project: "narrower"`: why a project's value is refused, or undefined when it is not. */
   narrow?: (value: unknown) => string | undefined;
+  /**
+   * For a `project: "narrower"` choice or boolean: its values from the narrowest to the widest,
+   * so that a project's value wider than the person's keeps the person's (numbers need none:
+   * the lower is the narrower).
+   */
+  order?: readonly unknown[];
   /** A rejected value is never echoed: it may hold a secret. */
   secret?: boolean;
 }
@@ -95,10 +101,50 @@ const SUBAGENTS = 4;
 const PLAN_NODES = 2;
 const SUBAGENT_MS = 600_000;
 const ESCALATION_MS = 300_000;
+/**
+ * The most output tokens a project may ask for per model call: what tern asks for when it must
+ * name a number (Anthropic's API), so a project's value never spends more than no value would.
+ */
+const PROJECT_MAX_TOKENS = 8192;
+/** Defaults a project's files may lower, not raise: each spends the person's money or time. */
+const REVIEW_MS = 30_000;
+const REQUEST_MS = 1_800_000;
+const IDLE_MS = 120_000;
+const CONTEXT_WINDOW = 128_000;
+const COMPACT_AT = 0.8;
+const TOOL_RESULT_CHARS = 30_000;
+const MEMORY_FACTS = 5;
+const MAX_RETRIES = 4;
+const RETRY_BASE_MS = 500;
+
+/**
+ * A `narrow` that refuses a project's number above `most`, saying why with `what` (the value
+ * and its unit, `"40 model calls a turn"`).
+ */
+function atMost(
+  most: number,
+  what: (value: unknown) => string,
+  than = `the default ${most}`,
+): (value: unknown) => string | undefined {
+  return (value) => Number(value) > most ? `${what(value)} is more than ${than}` : undefined;
+}
+
+/** A `narrow` that refuses a project's value wider than `most` in `order` (narrowest first). */
+function noWider(
+  order: readonly unknown[],
+  most: unknown,
+  what: (value: unknown) => string,
+): (value: unknown) => string | undefined {
+  return (value) => order.indexOf(value) > order.indexOf(most) ? what(value) : undefined;
+}
 
 /** The table. Keys with a flag come first, in the order `--help` lists them. */
 export const SETTINGS = {
-  /** Model name sent to the provider. */
+  /**
+   * Model name sent to the provider. A project may choose it (a repository made for one model):
+   * the price tern shows is the person's (a project may not set `models.*.price`), and a
+   * provider or base URL a project chose gets none of the person's keys.
+   */
   model: {
     rule: { kind: "text" },
     default: "gpt-4.1-mini",
@@ -148,7 +194,10 @@ export const SETTINGS = {
     expect: "an http or https URL",
     project: true,
   },
-  /** How hard thinking models think; models without thinking get nothing. */
+  /**
+   * How hard thinking models think; models without thinking get nothing. A project may only
+   * lower it: thinking tokens are output the person pays for.
+   */
   thinking: {
     rule: { kind: "choice", values: ["off", "low", "medium", "high"] },
     default: "medium",
@@ -159,7 +208,13 @@ export const SETTINGS = {
       help: "off, low, medium (default) or high; models without thinking get none",
     },
     expect: '"off", "low", "medium" or "high"',
-    project: true,
+    project: "narrower",
+    order: ["off", "low", "medium", "high"],
+    narrow: noWider(
+      ["off", "low", "medium", "high"],
+      "medium",
+      (value) => `thinking "${value}" spends more than the default "medium"`,
+    ),
   },
   /** `provider/model` pairs tried in order when the main one keeps failing. */
   fallback: {
@@ -193,15 +248,23 @@ export const SETTINGS = {
         ? `${value} model calls a turn is more than the default ${MAX_ROUNDS}`
         : undefined,
   },
-  /** Maximum output tokens per model request; unset lets the provider decide. */
+  /**
+   * Maximum output tokens per model request; unset lets the provider decide. A project may set
+   * at most 8192 (what tern asks for when it must name a number): output is what costs most.
+   */
   maxTokens: {
     rule: { kind: "integer", min: 1 },
     env: ["TERN_MAX_TOKENS"],
     flag: { name: "max-tokens", arg: "<n>", help: "output token limit per model call" },
     expect: "a positive integer",
-    project: true,
+    project: "narrower",
+    narrow: atMost(
+      PROJECT_MAX_TOKENS,
+      (value) => `${value} output tokens a call`,
+      `${PROJECT_MAX_TOKENS}, the most a project may ask for`,
+    ),
   },
-  /** Sampling temperature from 0 to 2; unset lets the provider decide. */
+  /** Sampling temperature from 0 to 2; unset lets the provider decide. Harmless: costs nothing. */
   temperature: {
     rule: { kind: "number", min: 0, max: 2 },
     env: ["TERN_TEMPERATURE"],
@@ -305,13 +368,17 @@ export const SETTINGS = {
     project: false,
     guards: "review",
   },
-  /** Longest an AUTO review may take before it counts as a denial, in milliseconds. */
+  /**
+   * Longest an AUTO review may take before it counts as a denial, in milliseconds. A project may
+   * only lower it: a longer one holds the person's turn on a stalled reviewer.
+   */
   reviewTimeoutMs: {
     rule: { kind: "integer", min: 1, max: MAX_MS },
-    default: 30_000,
+    default: REVIEW_MS,
     env: ["TERN_REVIEW_TIMEOUT_MS"],
     expect: MS,
-    project: true,
+    project: "narrower",
+    narrow: atMost(REVIEW_MS, (value) => `${value} ms a review`),
   },
   /**
    * The environment variable holding the main provider's key (never the key itself). Not in
@@ -328,26 +395,34 @@ export const SETTINGS = {
    * Whole-request timeout for a model call, in milliseconds: from the request to the stream's
    * last byte. 30 minutes: an answer at high thinking (tens of thousands of tokens) can take a
    * quarter of an hour; a stream that never ends (a stuck proxy, a hostile server) ends here.
+   * A project may only lower it: a longer one lets a server it chose hold a call (and the
+   * person's time) longer.
    */
   requestTimeoutMs: {
     rule: { kind: "integer", min: 1, max: MAX_MS },
-    default: 1_800_000,
+    default: REQUEST_MS,
     env: ["TERN_REQUEST_TIMEOUT_MS"],
     expect: MS,
-    project: true,
+    project: "narrower",
+    narrow: atMost(REQUEST_MS, (value) => `${value} ms a model call`),
   },
   /**
    * Longest silence allowed in a streamed response, and the longest wait for its headers, in
-   * milliseconds; five of them without content (keep-alives only) end the call.
+   * milliseconds; five of them without content (keep-alives only) end the call. A project may
+   * only lower it, as `requestTimeoutMs`.
    */
   idleTimeoutMs: {
     rule: { kind: "integer", min: 1, max: MAX_MS },
-    default: 120_000,
+    default: IDLE_MS,
     env: ["TERN_IDLE_TIMEOUT_MS"],
     expect: MS,
-    project: true,
+    project: "narrower",
+    narrow: atMost(IDLE_MS, (value) => `${value} ms of silence`),
   },
-  /** Default timeout for one shell command, in milliseconds. */
+  /**
+   * Default timeout for one shell command, in milliseconds. Harmless from a project: the model
+   * may give any call its own timeout up to the same maximum, and `limits` bound the command.
+   */
   bashTimeoutMs: {
     rule: { kind: "integer", min: 1, max: MAX_MS },
     default: 120_000,
@@ -355,32 +430,41 @@ export const SETTINGS = {
     expect: MS,
     project: true,
   },
-  /** The model's context window in tokens; the budget compaction keeps the request under. */
+  /**
+   * The model's context window in tokens; the budget compaction keeps the request under. A
+   * project may only lower it: every request may grow to it, and each is paid for whole.
+   */
   contextWindow: {
     rule: { kind: "integer", min: 4_000 },
-    default: 128_000,
+    default: CONTEXT_WINDOW,
     env: ["TERN_CONTEXT_WINDOW"],
     expect: "an integer of at least 4000 (tokens)",
-    project: true,
+    project: "narrower",
+    narrow: atMost(CONTEXT_WINDOW, (value) => `a window of ${value} tokens`),
   },
-  /** Compact before a model call once the request is over this fraction of the window. */
+  /**
+   * Compact before a model call once the request is over this fraction of the window. A project
+   * may only lower it, as `contextWindow`.
+   */
   compactAt: {
     rule: { kind: "number", min: 0.1, max: 0.95 },
-    default: 0.8,
+    default: COMPACT_AT,
     env: ["TERN_COMPACT_AT"],
     expect: "a number from 0.1 to 0.95 (a fraction of the context window)",
-    project: true,
+    project: "narrower",
+    narrow: atMost(COMPACT_AT, (value) => `compacting at ${value} of the window`),
   },
   /**
    * A tool result longer than this (characters) is saved to a file and previewed. At most a
-   * million: a project's config may set it, and each result up to it stays in every request.
+   * million. A project may only lower it: each result up to it stays in every request.
    */
   toolResultChars: {
     rule: { kind: "integer", min: 2_000, max: 1_000_000 },
-    default: 30_000,
+    default: TOOL_RESULT_CHARS,
     env: ["TERN_TOOL_RESULT_CHARS"],
     expect: "an integer from 2000 to 1000000 (characters)",
-    project: true,
+    project: "narrower",
+    narrow: atMost(TOOL_RESULT_CHARS, (value) => `${value} characters a tool result`),
   },
   /**
    * Per-turn checkpoints (rewind): files larger than this (bytes) are left out and reported;
@@ -409,40 +493,59 @@ export const SETTINGS = {
     project: false,
     guards: "checkpoints",
   },
-  /** Remembered facts sent with a message: the most relevant ones (BM25), 0 for none. */
+  /**
+   * Remembered facts sent with a message: the most relevant ones (BM25), 0 for none. A project
+   * may only lower it: the facts are the person's, and go to the model's server.
+   */
   memoryFacts: {
     rule: { kind: "integer", min: 0, max: 100 },
-    default: 5,
+    default: MEMORY_FACTS,
     env: ["TERN_MEMORY_FACTS"],
     expect: "an integer from 0 to 100 (facts)",
-    project: true,
+    project: "narrower",
+    narrow: atMost(MEMORY_FACTS, (value) => `${value} remembered facts a message`),
   },
-  /** Retries of one provider/model on 429, 5xx and dropped connections before it fails. */
+  /**
+   * Retries of one provider/model on 429, 5xx and dropped connections before it fails. A
+   * project may only lower it: each retry is another call and another wait.
+   */
   maxRetries: {
     rule: { kind: "integer", min: 0, max: 10 },
-    default: 4,
+    default: MAX_RETRIES,
     env: ["TERN_MAX_RETRIES"],
     expect: "an integer from 0 to 10",
-    project: true,
+    project: "narrower",
+    narrow: atMost(MAX_RETRIES, (value) => `${value} retries`),
   },
-  /** The first retry's backoff in milliseconds; doubled each time, with jitter. */
+  /**
+   * The first retry's backoff in milliseconds; doubled each time, with jitter. A project may
+   * only lower it: a longer one holds the person's turn (24 days at most).
+   */
   retryBaseMs: {
     rule: { kind: "integer", min: 1, max: MAX_MS },
-    default: 500,
+    default: RETRY_BASE_MS,
     env: ["TERN_RETRY_BASE_MS"],
     expect: MS,
-    project: true,
+    project: "narrower",
+    narrow: atMost(RETRY_BASE_MS, (value) => `${value} ms before the first retry`),
   },
   /**
    * MCP tools sent as an index plus `tool_search` instead of their schemas: when the schemas
-   * would take over a tenth of the context window (`auto`), always, or never.
+   * would take over a tenth of the context window (`auto`), always, or never. A project may not
+   * choose `never`: it sends every schema with every request.
    */
   mcpToolSearch: {
     rule: { kind: "choice", values: ["auto", "always", "never"] },
     default: "auto",
     env: ["TERN_MCP_TOOL_SEARCH"],
     expect: '"auto", "always" or "never"',
-    project: true,
+    project: "narrower",
+    order: ["always", "auto", "never"],
+    narrow: noWider(
+      ["always", "auto", "never"],
+      "auto",
+      () => '"never" sends every MCP tool\'s schema with every request',
+    ),
   },
   /**
    * Plan nodes run at once by `tern plan` (each a ReAct worker); a project may only lower it, as
@@ -504,14 +607,16 @@ export const SETTINGS = {
   },
   /**
    * Keep one idle `tern child` started ahead (after the session's first model request), so that
-   * spawn_agent hands its task to a process that has loaded already.
+   * spawn_agent hands its task to a process that has loaded already. A project may turn it
+   * off, not back on when the person turned it off: the idle process takes their memory.
    */
   subagentPrestart: {
     rule: { kind: "boolean" },
     default: true,
     env: ["TERN_SUBAGENT_PRESTART"],
     expect: "true or false (in the environment: 1, 0, true, false, yes or no)",
-    project: true,
+    project: "narrower",
+    order: [false, true],
   },
   /** Custom sandbox profiles by name (the person's config files only). */
   profiles: {
@@ -562,7 +667,9 @@ export const SETTINGS = {
   },
   /**
    * Model catalog overrides and additions, by `model` or `provider/model`. A project may describe
-   * a model, not price it: the cost tern shows and records is what the person pays.
+   * a model, not price it: the cost tern shows and records is what the person pays; nor give it
+   * a window over the most `contextWindow` may be from a project (the window of the model in use
+   * is the catalog's unless `contextWindow` is set).
    */
   models: {
     rule: structured<Record<string, ModelSettings>>(),
@@ -570,12 +677,16 @@ export const SETTINGS = {
     expect: "an object of models by name",
     project: "narrower",
     narrow: (value) => {
-      const priced = Object.entries(value as Record<string, ModelSettings>).find(([, model]) =>
-        model?.price !== undefined
-      );
-      return priced === undefined
+      const models = Object.entries(value as Record<string, ModelSettings>);
+      const priced = models.find(([, model]) => model?.price !== undefined);
+      if (priced !== undefined) {
+        return `models.${priced[0]}.price would set the cost tern shows for what you pay`;
+      }
+      const wide = models.find(([, model]) => (model?.contextWindow ?? 0) > CONTEXT_WINDOW);
+      return wide === undefined
         ? undefined
-        : `models.${priced[0]}.price would set the cost tern shows for what you pay`;
+        : `models.${wide[0]}.contextWindow ${wide[1].contextWindow} is more than the default ` +
+          `contextWindow ${CONTEXT_WINDOW}`;
     },
   },
   /**

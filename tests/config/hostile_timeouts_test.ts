@@ -39,9 +39,10 @@ Deno.test("loadConfig() refuses a .env's millisecond setting past what a timer h
         return true;
       });
     }
-    // The longest a timer holds is still taken where a project may set it.
-    await Deno.writeTextFile(join(dir, ".env"), `TERN_REVIEW_TIMEOUT_MS=${LONGEST}\n`);
-    equal((await load(dir)).config.reviewTimeoutMs, LONGEST);
+    // The longest a timer holds is still taken where a project may set it (the others a
+    // project may only lower: tests/config/project_costs_test.ts).
+    await Deno.writeTextFile(join(dir, ".env"), `TERN_BASH_TIMEOUT_MS=${LONGEST}\n`);
+    equal((await load(dir)).config.bashTimeoutMs, LONGEST);
   });
 });
 

@@ -324,7 +324,7 @@ Deno.test("loadConfig() never sends the person's keys to a base URL a project ch
       variables: ["OPENAI_API_KEY", "ANTHROPIC_API_KEY"],
       chooser: { layer: "project", file: projectFile },
     });
-    const shown = describeConfig(config, sources, withheldKeys);
+    const shown = describeConfig(config, sources, { withheld: withheldKeys });
     assert.match(shown, /OPENAI_API_KEY, ANTHROPIC_API_KEY in the environment not used/);
     assert.ok(shown.includes(projectFile), shown);
 
