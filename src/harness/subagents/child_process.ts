@@ -5,7 +5,8 @@
  * or a failure the parent makes up (a protocol error, an exit without a final record, a kill
  * at the time limit).
  */
-import { hostSearchPath, personPath } from "../../core/host_programs.ts";
+import { hostProgram, hostSearchPath, personPath } from "../../core/host_programs.ts";
+import { signalProcessGroup, spawnProcessGroup } from "../../core/process_group.ts";
 import { ternCommand } from "../../core/packaging.ts";
 import { dirname, join } from "../../core/path.ts";
 import { streamLines } from "../../core/line_splitter.ts";
@@ -51,6 +52,22 @@ const LEAST_TIME_LEFT = 0.25;
 const encoder = new TextEncoder();
 
 /**
+ * The wrapper run as `bash -p -c <wrapper> tern-child-group <sleep> <tern> <args>` in a new
+ * session and process group (see `spawnProcessGroup`): it starts a watchdog in the group, then
+ * execs tern under its own pid, the group's leader. The watchdog, a grandchild (the child has no
+ * child it did not start), ignores the signals a terminal or a stop sends and checks every
+ * second whether the leader is still there; once it is gone (its pid, the group's id, is never
+ * reused while the group has a process), it kills the group, itself too. So what the child left
+ * in its group ends with it even when the parent is gone (killed by SIGKILL: a running child
+ * goes on to record its outcome, see crash_test). The parent kills the group too as soon as it
+ * sees the child exit. A process that leaves the group (`setsid`) is out of its reach: the
+ * sandbox's pid namespace ends those of sandboxed commands.
+ */
+const CHILD_GROUP_WRAPPER = `( ( exec "$BASH" -p -c 'trap "" TERM INT HUP; ` +
+  `while kill -0 "$1" 2>/dev/null; do "$2" 1; done; kill -KILL 0' tern-child-watchdog "$$" ` +
+  `"$1" ) & ) </dev/null >/dev/null 2>&1; shift; exec "$@"`;
+
+/**
  * A `tern child` process started without its request yet: a child about to be given one, or
  * the idle one a session keeps ready (`idle`: it loads its modules and waits on stdin, holding
  * no setting and no grant until its request comes). Its stderr is read from the start.
@@ -79,8 +96,10 @@ export class StartedChild {
     // may hold a password or a key.
     const args = [...tern.args, "child"];
     const person = personPath();
-    this.process = new Deno.Command(tern.command, {
-      args,
+    // In a group of its own, watched: what it leaves behind in it ends with it.
+    this.process = spawnProcessGroup(hostProgram("bash"), {
+      args: ["-p", "-c", CHILD_GROUP_WRAPPER, "tern-child-group", hostProgram("sleep")]
+        .concat(tern.command, args),
       cwd: where.cwd,
       env: {
         TERN_DENO_BIN: Deno.execPath(),
@@ -94,12 +113,14 @@ export class StartedChild {
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",
-    }).spawn();
+    });
     const drained = new AbortController();
     this.drained = drained.signal;
     this.process.status.finally(() => {
       this.#exited = true;
       Deno.unrefTimer(setTimeout(() => drained.abort(), DRAIN_MS));
+      // What the child left in its group ends now (its watchdog would within a second).
+      signalProcessGroup(this.process.pid, "SIGKILL");
     }).catch(() => {});
     this.stdin = this.process.stdin.getWriter();
     this.stderrRead = this.#readStderr();
