@@ -103,6 +103,8 @@ export type CommandLine =
   | {
     command: "hooks";
     action: "list" | "trust" | "untrust";
+    /** trust: the digests `hooks list` showed for the files the person reviewed. */
+    digests: string[];
     json: boolean;
     options: TurnOptions;
   }
@@ -213,9 +215,12 @@ Commands:
   mcp untrust [server...]
                          withdraw that trust
   hooks list             lifecycle hooks (~/.tern/settings.json, .tern/settings.json,
-                         .claude/settings.json): events, matchers, commands, trusted (--json)
-  hooks trust            let the project's hooks run as they are now (definition and the
-                         scripts they name are pinned)
+                         .claude/settings.json): events, matchers, commands, trusted, and a
+                         digest of each project file and the scripts it names (--json)
+  hooks trust <digest...>
+                         let the project hook files with these digests (from hooks list) run
+                         as they were listed (definition and scripts pinned); a file changed
+                         since is refused; without a digest nothing is trusted
   hooks untrust          withdraw that trust
   index [path]           index the workspace's code (or path's) for tern search: files under
                          .gitignore rules, symlinks not followed, binary, generated and
@@ -528,10 +533,10 @@ function commandOf(values: Values, positionals: string[]): CommandLine {
     if (action !== "list" && action !== "trust" && action !== "untrust") {
       throw new UsageError(`Unknown hooks subcommand "${action}": expected list, trust or untrust`);
     }
-    if (more.length > 0) {
+    if (more.length > 0 && action !== "trust") {
       throw new UsageError(`Unexpected arguments after hooks ${action}: "${more.join(" ")}"`);
     }
-    return { command: "hooks", action, json: on(values, "json"), options };
+    return { command: "hooks", action, digests: more, json: on(values, "json"), options };
   }
   if (first === "rpc" || first === "acp") {
     if (rest.length > 0) {

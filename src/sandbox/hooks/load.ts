@@ -19,7 +19,7 @@ export const HOOKS_TRUST: TrustKind = {
   file: "hooks-trust.json",
   label: "hooks",
   entries: "hooks",
-  command: "tern hooks trust",
+  command: "tern hooks trust <digest>",
 };
 
 /** One settings file's hooks and whether they may run. */
@@ -94,11 +94,50 @@ export async function trustHooks(
       `Cannot trust the hooks of "${unreadable.file}": it cannot be read (${unreadable.unreadable})`,
     );
   }
-  const pinned: Trustable[] = [];
-  for (const source of sources) {
-    pinned.push(trustable(await pinHookFiles(source, places.workspace), places.workspace));
-  }
+  const pinned: HookSource[] = [];
+  for (const source of sources) pinned.push(await pinHookFiles(source, places.workspace));
+  await trustPinned(places, pinned);
+}
+
+/**
+ * Records `sources` as trusted exactly as they are given: sources {@linkcode pinForTrust} made,
+ * so what is recorded is what their digests were taken of, never a later read of the files.
+ */
+export async function trustPinned(
+  places: { ternHome: string; workspace: string },
+  sources: readonly HookSource[],
+): Promise<void> {
+  const pinned = sources.map((source) => trustable(source, places.workspace));
   await trustServers(places.ternHome, places.workspace, pinned, HOOKS_TRUST);
+}
+
+/** Hex digits of a digest: 128 bits, so no one can make two different files share one. */
+const DIGEST_HEX = 32;
+
+/** What a digest looks like. */
+export const DIGEST_PATTERN = new RegExp(`^[0-9a-f]{${DIGEST_HEX}}$`);
+
+/**
+ * A readable project hook file as trust would record it (its scripts read and hashed now), and
+ * its digest: a hash of its name, its hooks section and every file it pins with that file's
+ * hash. What `tern hooks list` shows and `tern hooks trust` takes: the files the person reviewed.
+ * @throws {RangeError} for a source that could not be read (`unreadable`).
+ */
+export async function pinForTrust(
+  source: HookSource,
+  workspace: string,
+): Promise<{ source: HookSource; digest: string }> {
+  if (source.unreadable !== undefined) {
+    throw new RangeError(
+      `Cannot take the digest of "${source.file}": it cannot be read (${source.unreadable})`,
+    );
+  }
+  const pinned = await pinHookFiles(source, workspace);
+  const files = Object.entries(pinned.files).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0);
+  const text = JSON.stringify([relative(workspace, pinned.file), pinned.fingerprint, files]);
+  const hash = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  const hex = Array.from(new Uint8Array(hash), (byte) => byte.toString(16).padStart(2, "0"));
+  return { source: pinned, digest: hex.join("").slice(0, DIGEST_HEX) };
 }
 
 /** Forgets the trust of every project hook file of the workspace. */

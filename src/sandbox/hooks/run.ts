@@ -358,8 +358,8 @@ export class HookRunner {
     if (!this.#told.has(key)) {
       this.#told.add(key);
       this.#options.warn?.(
-        `The ${hook.event} hook "${shownCommand(hook)}" will not run: ${why}. Review the files, ` +
-          "then run `tern hooks trust`",
+        `The ${hook.event} hook "${shownCommand(hook)}" will not run: ${why}. Review the files ` +
+          "with `tern hooks list`, then run `tern hooks trust <digest>` with the digest it shows",
       );
     }
     return why;
