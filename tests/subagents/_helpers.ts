@@ -1,6 +1,7 @@
 /** Shared by the subagent tests: a parent `tern run` and its children against one scripted server. */
 import { lines } from "../../src/harness/subagents/child_process.ts";
 import {
+  CHILD_PROTOCOL_VERSION,
   type ChildLine,
   childLineSchema,
   type ChildRequest,
@@ -101,4 +102,38 @@ export function ternChildPids(baseUrl: string): number[] {
   return new TextDecoder().decode(out.stdout).split("\n").map((line) => line.trim().split(" "))
     .filter((words) => words.includes("child") && words.includes(`TERN_BASE_URL=${baseUrl}`))
     .map((words) => Number(words[0]));
+}
+
+/**
+ * A child's request as a parent sends it: the task "scan" with no tools, under the parent's
+ * `permissions` (BYPASS, no network, the person answering its asks, unless given).
+ */
+export function childRequest(
+  permissions: Partial<ChildRequest["permissions"]> = {},
+): ChildRequest {
+  return {
+    type: "request",
+    version: CHILD_PROTOCOL_VERSION,
+    taskName: "scan",
+    agentId: "agent-1",
+    childSessionId: "00000000-0000-4000-8000-000000000001",
+    runId: "run-1",
+    parentSession: { id: "00000000-0000-4000-8000-000000000002", path: "/nowhere/parent.jsonl" },
+    prompt: "scan",
+    goal: "scan",
+    cwd: "/",
+    tools: { allow: [] },
+    permissions: {
+      profile: ":workspace",
+      noSandbox: false,
+      parentMode: "bypass",
+      autoNetwork: "never",
+      autoAskRules: "person",
+      changes: [],
+      escalationTimeoutMs: 1000,
+      ...permissions,
+    },
+    timeoutMs: 60_000,
+    model: { model: "scripted", thinking: "off" },
+  };
 }

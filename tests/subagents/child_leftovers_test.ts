@@ -8,37 +8,14 @@ import { equal, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { REVIEWER_SYSTEM } from "../../src/agent/auto_reviewer.ts";
-import { CHILD_PROTOCOL_VERSION, type ChildRequest } from "../../src/harness/subagents/protocol.ts";
+import type { ChildRequest } from "../../src/harness/subagents/protocol.ts";
 import type { ScriptedReply } from "../../src/llm/scripted.ts";
 import type { ModelRequest } from "../../src/llm/types.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
 import { declaredFlags, ROOT, tempWorkspace } from "../support/tern_process.ts";
-import { allText, call, firstUser, ternChildPids, until } from "./_helpers.ts";
+import { allText, call, childRequest, firstUser, ternChildPids, until } from "./_helpers.ts";
 
-const REQUEST: ChildRequest = {
-  type: "request",
-  version: CHILD_PROTOCOL_VERSION,
-  taskName: "scan",
-  agentId: "agent-1",
-  childSessionId: "00000000-0000-4000-8000-000000000001",
-  runId: "run-1",
-  parentSession: { id: "00000000-0000-4000-8000-000000000002", path: "/nowhere/parent.jsonl" },
-  prompt: "scan",
-  goal: "scan",
-  cwd: "/",
-  tools: { allow: [] },
-  permissions: {
-    profile: ":workspace",
-    noSandbox: false,
-    parentMode: "bypass",
-    autoNetwork: "never",
-    autoAskRules: "person",
-    changes: [],
-    escalationTimeoutMs: 1000,
-  },
-  timeoutMs: 60_000,
-  model: { model: "scripted", thinking: "off" },
-};
+const REQUEST: ChildRequest = childRequest();
 
 /** Runs the parent's ChildProcess; stops the child after `stopMs` (when not empty). */
 const DRIVER = `

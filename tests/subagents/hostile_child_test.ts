@@ -6,33 +6,11 @@
 import { deepEqual, equal, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { CHILD_PROTOCOL_VERSION, type ChildRequest } from "../../src/harness/subagents/protocol.ts";
+import type { ChildRequest } from "../../src/harness/subagents/protocol.ts";
+import { childRequest } from "./_helpers.ts";
 import { ROOT } from "../support/tern_process.ts";
 
-const REQUEST: ChildRequest = {
-  type: "request",
-  version: CHILD_PROTOCOL_VERSION,
-  taskName: "scan",
-  agentId: "agent-1",
-  childSessionId: "00000000-0000-4000-8000-000000000001",
-  runId: "run-1",
-  parentSession: { id: "00000000-0000-4000-8000-000000000002", path: "/nowhere/parent.jsonl" },
-  prompt: "scan",
-  goal: "scan",
-  cwd: "/",
-  tools: { allow: [] },
-  permissions: {
-    profile: ":workspace",
-    noSandbox: false,
-    parentMode: "ask",
-    autoNetwork: "person",
-    autoAskRules: "person",
-    changes: [],
-    escalationTimeoutMs: 1000,
-  },
-  timeoutMs: 60_000,
-  model: { model: "scripted", thinking: "off" },
-};
+const REQUEST: ChildRequest = childRequest({ parentMode: "ask", autoNetwork: "person" });
 
 /** Runs the parent's ChildProcess against the child script; the person answers "once" after `answerMs`. */
 const DRIVER = `
