@@ -13,17 +13,21 @@ import { sessionEntries } from "../support/tmux_run.ts";
 const LONG = "The build uses make and the tests run with deno test. ".repeat(200);
 const PIN = "Always name the file you changed in the first line.";
 
+/**
+ * The model, answering by what is asked (a background memory consolidation may ask at any
+ * point): a summary for a compaction, a long answer to a `task` line, a short one otherwise.
+ */
+function script(request: ModelRequest) {
+  const system = String(request.messages[0]?.content);
+  if (system.startsWith("You compact")) return { text: "## Goal\nSummary of the early turns." };
+  if (!system.startsWith("You are tern")) return { text: "{}" };
+  const last = String(request.messages.at(-1)?.content);
+  return { text: last.startsWith("task") ? `Answer to ${last}. ${LONG}` : `Done: ${last}` };
+}
+
 Deno.test("tern line mode: /pin survives /compact, which first shows what it summarises and keeps", async () => {
   const ws = await tempWorkspace();
   try {
-    // Answered by what is asked: a background memory consolidation may ask at any point.
-    const script = (request: ModelRequest) => {
-      const system = String(request.messages[0]?.content);
-      if (system.startsWith("You compact")) return { text: "## Goal\nSummary of the early turns." };
-      if (!system.startsWith("You are tern")) return { text: "{}" };
-      const last = String(request.messages.at(-1)?.content);
-      return { text: last.startsWith("task") ? `Answer to ${last}. ${LONG}` : `Done: ${last}` };
-    };
     await withScriptedServer(
       script,
       async (server) => {
@@ -100,13 +104,6 @@ Deno.test("tern line mode: /pin survives /compact, which first shows what it sum
 Deno.test("tern line mode: /compact's preview, like the compaction, counts no subagent's result as the person's turn", async () => {
   const ws = await tempWorkspace();
   try {
-    const script = (request: ModelRequest) => {
-      const system = String(request.messages[0]?.content);
-      if (system.startsWith("You compact")) return { text: "## Goal\nSummary of the early turns." };
-      if (!system.startsWith("You are tern")) return { text: "{}" };
-      const last = String(request.messages.at(-1)?.content);
-      return { text: last.startsWith("task") ? `Answer to ${last}. ${LONG}` : `Done: ${last}` };
-    };
     await withScriptedServer(script, async (server) => {
       const env = {
         HOME: ws.home,
