@@ -7,6 +7,7 @@
 import type { TernConfig } from "../config/mod.ts";
 import type { ImagePart } from "../core/messages.ts";
 import { imagePart, MAX_IMAGE_BYTES, MAX_IMAGES_PER_REQUEST } from "../llm/images.ts";
+import { MAX_IMAGE_CHARS_PER_REQUEST } from "../core/image_budget.ts";
 import { checkPath } from "../tools/paths.ts";
 import { readFileVerified } from "../tools/verified_io.ts";
 import { InputError } from "./errors.ts";
@@ -18,7 +19,8 @@ import type { ReadRefusal } from "../config/workspace_file.ts";
  * model's read guard (what its own tools may not read is not attached for it either).
  * @throws {InputError} (exit code 2) `Cannot attach image "<path>": …` for a path outside the workspace, a
  * missing or unreadable file, one the guard refuses or with more than one link, no image, too
- * large; or when the model takes no images.
+ * large, or more than a request carries with the images before it; or when the model takes no
+ * images.
  */
 export async function attachImages(
   workspace: string,
@@ -40,6 +42,9 @@ export async function attachImages(
     );
   }
   const images: ImagePart[] = [];
+  const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
+  let bytesSoFar = 0;
+  let charsSoFar = 0;
   for (const path of paths) {
     let checked;
     try {
@@ -59,10 +64,21 @@ export async function attachImages(
     if (refused !== undefined) throw new InputError(`Cannot attach image "${path}": ${refused}`);
     // Checked before reading: a huge (or sparse) file named like an image is never read whole.
     if (checked.info?.isFile && checked.info.size > MAX_IMAGE_BYTES) {
-      const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
       throw new InputError(
         `Cannot attach image "${path}": ${mb(checked.info.size)} MB is over the ` +
           `${mb(MAX_IMAGE_BYTES)} MB limit; make it smaller first (tern does not downscale)`,
+      );
+    }
+    // A request carries the newest images that fit: more given at once would leave the first
+    // out of the very turn they were given for (the model told, the person not).
+    const size = checked.info?.size ?? 0;
+    bytesSoFar += size;
+    charsSoFar += Math.ceil(size / 3) * 4;
+    if (charsSoFar > MAX_IMAGE_CHARS_PER_REQUEST) {
+      throw new InputError(
+        `Cannot attach image "${path}": with the images before it, ${mb(bytesSoFar)} MB of ` +
+          `images is over the ${mb(MAX_IMAGE_CHARS_PER_REQUEST / 4 * 3)} MB one request ` +
+          "carries; attach fewer or smaller images",
       );
     }
     // One byte past the limit at most: a file grown since the check is refused, not read.

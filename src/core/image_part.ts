@@ -5,7 +5,7 @@
  * size limit is refused with what to do, never downscaled.
  */
 import type { ImagePart } from "./messages.ts";
-import { imageStructureProblem, sniffImageType } from "./image_type.ts";
+import { imageSize, imageStructureProblem, MAX_IMAGE_SIDE, sniffImageType } from "./image_type.ts";
 
 /** The largest image sent (Anthropic's per-image limit; OpenAI's is larger). */
 export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
@@ -13,7 +13,7 @@ export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
 /**
  * `bytes` as an image part.
  * @throws {Error} `Cannot attach image "<name>": …` when the bytes are no PNG, JPEG, GIF or
- * WebP, or larger than MAX_IMAGE_BYTES.
+ * WebP, not a whole one, larger than MAX_IMAGE_BYTES, or claim a side over MAX_IMAGE_SIDE.
  */
 export async function imagePart(bytes: Uint8Array, name: string): Promise<ImagePart> {
   const mediaType = sniffImageType(bytes);
@@ -26,6 +26,13 @@ export async function imagePart(bytes: Uint8Array, name: string): Promise<ImageP
     throw new Error(
       `Cannot attach image "${name}": not a whole ${mediaType.slice(6).toUpperCase()} image ` +
         `(${problem})`,
+    );
+  }
+  const size = imageSize(bytes, mediaType);
+  if (typeof size !== "string" && Math.max(size.width, size.height) > MAX_IMAGE_SIDE) {
+    throw new Error(
+      `Cannot attach image "${name}": ${size.width}×${size.height} pixels is over the ` +
+        `${MAX_IMAGE_SIDE}-pixel limit of a side; make it smaller first (tern does not downscale)`,
     );
   }
   return { mediaType, data: bytes.toBase64(), sha256: await sha256Hex(bytes) };

@@ -1,6 +1,7 @@
 /**
  * Hostile input to what the person attaches: a folder named like an image is said to be no file
- * (not a hard link), and a mentioned file that holds a key tern sends reaches the model masked.
+ * (not a hard link), images together over what a request carries are refused before the turn,
+ * and a mentioned file that holds a key tern sends reaches the model masked.
  */
 import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
@@ -33,6 +34,50 @@ Deno.test("tern run --image says a folder named like an image is no regular file
         match(run.stderr, /Cannot attach image ".*": not a readable regular file/);
         ok(!run.stderr.includes("more than one link"), run.stderr);
       }
+      equal(server.requests.length, 0, "nothing was sent");
+    }, { chunkDelayMs: 0 });
+  } finally {
+    await ws.cleanup();
+  }
+});
+
+/** A whole 1×1 PNG of `size` bytes: a private chunk of filler before its end. */
+function pngOfSize(size: number): Uint8Array {
+  const png = Uint8Array.fromBase64(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==",
+  );
+  const filler = size - png.length - 12;
+  const chunk = new Uint8Array(12 + filler);
+  new DataView(chunk.buffer).setUint32(0, filler);
+  chunk.set([0x70, 0x72, 0x56, 0x74], 4); // "prVt": ancillary, private
+  return Uint8Array.from([...png.subarray(0, -12), ...chunk, ...png.subarray(-12)]);
+}
+
+Deno.test("tern run --image refuses images that together are over what one request carries", async () => {
+  const ws = await tempWorkspace();
+  try {
+    // Each under the 5 MB limit; three are 10.5 MB, 14 MB of base64: a request carries 12.
+    for (const name of ["a.png", "b.png", "c.png"]) {
+      await Deno.writeFile(join(ws.dir, name), pngOfSize(3.5 * 1024 * 1024));
+    }
+    await withScriptedServer([], async (server) => {
+      const env = { TERN_HOME: join(ws.home, ".tern"), HOME: ws.home, ANTHROPIC_API_KEY: "k" };
+      const run = await runTern([
+        "run",
+        "--provider",
+        "anthropic",
+        "--base-url",
+        server.baseUrl,
+        "--model",
+        "claude-sonnet-4-5",
+        ...["a.png", "b.png", "c.png"].flatMap((image) => ["--image", image]),
+        "look",
+      ], { cwd: ws.dir, env });
+      equal(run.code, 2, run.stderr);
+      match(
+        run.stderr,
+        /Cannot attach image "c\.png": with the images before it, 10\.5 MB of images is over the 9\.0 MB one request carries; attach fewer or smaller images/,
+      );
       equal(server.requests.length, 0, "nothing was sent");
     }, { chunkDelayMs: 0 });
   } finally {
@@ -82,6 +127,49 @@ Deno.test("tern's @-mention of a file holding the key it sends gives the model t
       ok(sent.includes("curl -H"), sent);
       ok(!sent.includes(key), sent);
     });
+  } finally {
+    await ws.cleanup();
+  }
+});
+
+Deno.test("a message's @image mentions together over what one request carries: the last is left out, said", async () => {
+  const ws = await tempWorkspace();
+  try {
+    // Each under the 5 MB limit; three are 10.5 MB, 14 MB of base64: a request carries 12.
+    for (const name of ["a.png", "b.png", "c.png"]) {
+      await Deno.writeFile(join(ws.dir, name), pngOfSize(3.5 * 1024 * 1024));
+    }
+    await withScriptedServer([{ text: "Seen." }], async (server) => {
+      const env = {
+        TERN_HOME: join(ws.home, ".tern"),
+        HOME: ws.home,
+        ANTHROPIC_API_KEY: "k",
+        NO_COLOR: "1",
+      };
+      const args = [
+        "--provider",
+        "anthropic",
+        "--base-url",
+        server.baseUrl,
+        "--model",
+        "claude-sonnet-4-5",
+      ];
+      const run = await runTernWithInput(args, "look at @a.png @b.png @c.png\n", {
+        cwd: ws.dir,
+        env,
+      });
+      equal(run.code, 0, run.stderr);
+      match(
+        run.stdout.replace(/\s+/g, " "),
+        /Cannot attach image "c\.png": with the images before it, 10\.5 MB of images is over the 9\.0 MB one request carries/,
+      );
+      equal(server.requests.length, 1);
+      const messages = server.requests[0].body.messages as { role: string; content: unknown }[];
+      const content = messages.filter((m) => m.role === "user").at(-1)!.content as {
+        type: string;
+      }[];
+      equal(content.filter((block) => block.type === "image").length, 2);
+    }, { chunkDelayMs: 0 });
   } finally {
     await ws.cleanup();
   }

@@ -142,6 +142,21 @@ Deno.test("read() refuses an image over the size limit and says what to do, with
   });
 });
 
+Deno.test("read() refuses an image whose header claims a side over 8000 pixels (a bomb's shape)", async () => {
+  await withSandbox(async ({ ws }) => {
+    const whole = Uint8Array.from(atob(ONE_PIXEL_PNG), (c) => c.charCodeAt(0));
+    // 70 bytes on disk, 100,000 × 100,000 pixels claimed: a provider refuses it, every turn.
+    whole.set([0, 1, 0x86, 0xa0, 0, 1, 0x86, 0xa0], 16);
+    await Deno.writeFile(join(ws, "bomb.png"), whole);
+    const obs = await call(read, ws, { path: "bomb.png" });
+    equal(
+      failed(obs, "EXECUTION_FAILED"),
+      'Cannot attach image "bomb.png": 100000×100000 pixels is over the 8000-pixel limit of a ' +
+        "side; make it smaller first (tern does not downscale)",
+    );
+  });
+});
+
 Deno.test("read() reports a missing file as NOT_FOUND with a hint", async () => {
   await withSandbox(async ({ ws }) => {
     const message = failed(await call(read, ws, { path: "nope.ts" }), "NOT_FOUND");

@@ -8,6 +8,7 @@ import type { TernConfig } from "../../config/mod.ts";
 import type { ImagePart } from "../../core/messages.ts";
 import type { ReadRefusal } from "../../config/workspace_file.ts";
 import { looksLikeImageName, MAX_IMAGES_PER_REQUEST } from "../../llm/images.ts";
+import { MAX_IMAGE_CHARS_PER_REQUEST } from "../../core/image_budget.ts";
 import { withoutTrailingPunctuation } from "../../tui/mentions.ts";
 
 const MENTION = /(?<=^|\s)@(\S+)/g;
@@ -69,7 +70,20 @@ export async function attachNamedImages(
       break;
     }
     try {
-      images.push(...await attachImages(root, config, [path], refuse));
+      const attached = await attachImages(root, config, [path], refuse);
+      // What one request carries, all of the message's images together: one past it is left out
+      // with a note now, not silently from the very turn it was given for.
+      const chars = [...images, ...attached].reduce((sum, image) => sum + image.data.length, 0);
+      if (chars > MAX_IMAGE_CHARS_PER_REQUEST) {
+        const mb = (n: number) => (n / 4 * 3 / 1024 / 1024).toFixed(1);
+        notes.push(
+          `Cannot attach image "${path}": with the images before it, ${mb(chars)} MB of images ` +
+            `is over the ${mb(MAX_IMAGE_CHARS_PER_REQUEST)} MB one request carries; attach ` +
+            "fewer or smaller images",
+        );
+        continue;
+      }
+      images.push(...attached);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       notes.push(message);
