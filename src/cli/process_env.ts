@@ -3,6 +3,7 @@
  * variables tern may read, the variables shell commands may inherit, and the workspace.
  */
 import { resolveTernHome } from "../config/mod.ts";
+import { repositoryHoldingHome } from "../config/tern_home.ts";
 import { guardHostPrograms, programsOnlyIn } from "../core/host_programs.ts";
 import { InputError, writingOutput } from "./errors.ts";
 import { jsonForTerminal, terminalText } from "../core/terminal_text.ts";
@@ -66,7 +67,10 @@ function writeAll(target: { writeSync(p: Uint8Array): number }, bytes: Uint8Arra
 /**
  * The real path of the workspace `cwd` names, for every command bound to one.
  * @throws {InputError} when it is not a folder; when it is tern's home or inside it: commands
- * there could rewrite tern's config, trust records and sessions; when it holds the only folders
+ * there could rewrite tern's config, trust records and sessions; when it holds tern's temporary
+ * folder (TMPDIR, else /tmp): commands could change what tern keeps there; when it lies in the
+ * git repository that holds HOME and TERN_HOME is unset: the repository could provide the
+ * person's own config (see `refuseHomeInRepository`); when it holds the only folders
  * of PATH with bash, bubblewrap or git (`/`, `/usr`): tern could start none of them.
  */
 export function resolveWorkspace(cwd: string): string {
@@ -86,7 +90,9 @@ export function resolveWorkspace(cwd: string): string {
     throw new InputError(`Cannot use workspace "${cwd}": ${why}`);
   }
   refuseTernHome(cwd, real);
+  refuseHomeInRepository(cwd, real);
   refuseProgramFolders(cwd, real);
+  refuseTempInside(cwd, real);
   // Every command bound to a workspace: no program it starts on the host comes from there.
   guardHostPrograms([real]);
   return real;
@@ -109,6 +115,64 @@ function refuseProgramFolders(cwd: string, real: string): void {
     `Cannot use workspace "${cwd}": it holds ${folders}, where the system's programs ` +
       `(${names}) are, and tern never starts a program from its workspace outside the ` +
       "sandbox; start tern in your project's folder",
+  );
+}
+
+/**
+ * Throws when the workspace `real` (named `cwd`) is or holds the folder tern makes its
+ * temporary files in (`TMPDIR`, else /tmp; a relative one is the current folder's): there
+ * commands could change what tern keeps and trusts (the sandbox's seccomp filter, copies of
+ * hook scripts it runs, the proxy's socket) and name their own folders like the private tmp
+ * folders tern removes.
+ */
+function refuseTempInside(cwd: string, real: string): void {
+  const variable = readEnv("TMPDIR");
+  const named = variable === undefined || variable === "" ? "/tmp" : variable;
+  let tmp: string;
+  try {
+    tmp = Deno.realPathSync(named.startsWith("/") ? named : `${Deno.cwd()}/${named}`);
+  } catch {
+    return; // Not there: making a temporary folder fails, and says so.
+  }
+  if (!isInside(real, tmp)) return;
+  const where = tmp === real ? "is" : "holds";
+  const fix = named === variable
+    ? "set TMPDIR to a folder outside the workspace, or unset it"
+    : "start tern in a folder of its own (mkdir /tmp/work), or set TMPDIR to a folder outside it";
+  const which = named === variable ? `TMPDIR "${variable}"` : `"/tmp"`;
+  throw new InputError(
+    `Cannot use workspace "${cwd}": it ${where} tern's temporary folder ${which}, where ` +
+      `commands could change the files tern keeps there; ${fix}`,
+  );
+}
+
+/**
+ * Throws when TERN_HOME is unset and the workspace `real` (named `cwd`) lies in the git
+ * repository that holds HOME, whose `.tern` is then tern's home: that repository (cloned as a
+ * container's home, say) could provide the person's own config, hooks and MCP servers included.
+ * A TERN_HOME the person sets is theirs, wherever it lies; `cd ~ && tern` in a home that is no
+ * repository is the person's own home as ever.
+ */
+function refuseHomeInRepository(cwd: string, real: string): void {
+  const variable = readEnv("TERN_HOME");
+  const home = readEnv("HOME");
+  if ((variable !== undefined && variable !== "") || home === undefined || !home.startsWith("/")) {
+    return;
+  }
+  let folder: string;
+  try {
+    folder = Deno.realPathSync(home);
+  } catch {
+    return; // No home folder: loading the config says so.
+  }
+  const repository = repositoryHoldingHome(folder, real);
+  if (repository === null) return;
+  const ternHome = `${home.replace(/\/+$/, "")}/.tern`;
+  throw new InputError(
+    `Cannot use workspace "${cwd}": it lies in the git repository "${repository}" that holds ` +
+      `HOME, so tern's home "${ternHome}" (your config, hooks and MCP servers) could come ` +
+      `from that repository; if the repository is yours, set TERN_HOME="${ternHome}", else ` +
+      "set TERN_HOME to a folder outside it",
   );
 }
 

@@ -131,3 +131,33 @@ function fileAbove(path: string): { path: string; info: Deno.FileInfo } | undefi
 function kindOf(info: Deno.FileInfo): string {
   return info.isFile ? "a file" : "a special file";
 }
+
+/**
+ * The folder of the git repository that holds the folder `homeFolder` (HOME: tern's default
+ * directory is its `.tern`; the nearest folder at or above it holding `.git`) when the workspace
+ * `workspace` lies in that same repository or holds it (both absolute real paths), else null.
+ * Such a repository, cloned as the person's home (a container's HOME that is the project),
+ * would provide the person's own config: hooks that run unconfined, MCP servers, providers that
+ * get the keys. A project of its own inside a home that is a repository (dotfiles) is not one.
+ * Never throws.
+ */
+export function repositoryHoldingHome(homeFolder: string, workspace: string): string | null {
+  const repository = repositoryOf(homeFolder);
+  if (repository === null) return null;
+  const inside = repository === workspace || repository.startsWith(`${workspace}/`) ||
+    workspace === "/";
+  return inside || repository === repositoryOf(workspace) ? repository : null;
+}
+
+/** The nearest folder at or above the absolute `dir` that holds a `.git`, or null. */
+function repositoryOf(dir: string): string | null {
+  for (let at = dir;; at = dirname(at)) {
+    try {
+      Deno.lstatSync(join(at, ".git"));
+      return at;
+    } catch {
+      // None here (or not to be looked at): the folder above.
+    }
+    if (at === dirname(at)) return null;
+  }
+}

@@ -16,14 +16,25 @@ import { denoDirOf } from "./worker/view.ts";
 /**
  * What of a source checkout runs as tern (relative to its root): the code (`src/`, `main.ts`,
  * the bundle and the pinned Deno in `.tools/`, the npm packages), what decides how it loads
- * (`deno.json`, `deno.lock`) and what starts it (`bin/`, `run.sh`). The rest of the checkout
- * (tests, documents, benchmarks) is ordinary workspace.
+ * and what starts it (`bin/`, `run.sh`). The rest of the checkout (tests, documents,
+ * benchmarks) is ordinary workspace.
+ *
+ * How it loads: every file Deno 2.9 reads at the root of the main module's project, whether
+ * there or not (seen with strace on `deno run main.ts`): `deno.json` (`deno.jsonc` where it is
+ * missing), `deno.lock`, `package.json` (its dependencies, workspaces and module type),
+ * `tsconfig.json` (compiler options) and `.npmrc` (the registry and its tokens, used when Deno
+ * fetches a package). An import map or a `.env` file Deno reads only when deno.json or a flag
+ * names one, and tern's names neither.
  */
 export const OWN_CODE_ENTRIES: readonly string[] = [
   "src",
   "main.ts",
   "deno.json",
+  "deno.jsonc",
   "deno.lock",
+  "package.json",
+  "tsconfig.json",
+  ".npmrc",
   "node_modules",
   ".tools",
   "bin",

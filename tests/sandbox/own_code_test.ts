@@ -22,6 +22,11 @@ Deno.test("ownCodePaths() names the checkout's code, Deno and Deno's cache", () 
   ok(paths.includes(Deno.execPath()), "the Deno executable");
   ok(paths.includes("/opt/deno-cache"), "DENO_DIR");
   ok(!paths.includes(join(checkout, "tests")), "tests are ordinary workspace");
+  // What Deno reads at the checkout's root when it starts tern, there or not: a command that
+  // wrote one could point Deno's npm fetches elsewhere (.npmrc) or change how it loads tern.
+  for (const file of ["package.json", ".npmrc", "deno.jsonc", "tsconfig.json"]) {
+    ok(paths.includes(join(checkout, file)), file);
+  }
   ok(ownCodePaths({ HOME: "/home/x" }).includes("/home/x/.cache/deno"), "Deno's default cache");
   ok(ownCodePaths({ XDG_CACHE_HOME: "/c" }).includes("/c/deno"), "XDG_CACHE_HOME");
 });
@@ -102,6 +107,15 @@ bwrapTest(
       );
       equal(edited.status, "ERROR", JSON.stringify(edited));
       ok(!(await Deno.readTextFile(join(checkout, "bin", "tern"))).includes("pwned"));
+      // Nor one Deno reads at the root when it starts tern, not there yet (an .npmrc sending
+      // the next package fetch, with a key, to another registry).
+      const npmrc = await runtime.worker!.call(
+        "write",
+        { path: ".npmrc", content: "; tern own-code probe\n" },
+        { signal, roots },
+      );
+      equal(npmrc.status, "ERROR", JSON.stringify(npmrc));
+      equal(await exists(join(checkout, ".npmrc")), false);
       // The rest of the checkout is the person's workspace as any other.
       const ordinary = await runtime.worker!.call(
         "write",
@@ -117,6 +131,11 @@ bwrapTest(
       }
       for (const [file, text] of originals) {
         if (await Deno.readTextFile(file) !== text) await Deno.writeTextFile(file, text);
+      }
+      // Only a probe of this test's own could be there: the checkout has no .npmrc.
+      const npmrc = join(checkout, ".npmrc");
+      if ((await Deno.readTextFile(npmrc).catch(() => "")) === "; tern own-code probe\n") {
+        await Deno.remove(npmrc);
       }
       for (const path of [...targets, join(checkout, `${probe}.md`), join(denoDir, probe)]) {
         await Deno.remove(path, { recursive: true }).catch(() => {});
@@ -142,6 +161,73 @@ bwrapTest(
       }
     } finally {
       await runtime.close();
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+);
+
+/** A sandbox made by the tern of the checkout `copy` for that checkout: a command's output. */
+const PROBE = `import { createSandbox } from "./src/sandbox/runtime.ts";
+const ws = new URL(".", import.meta.url).pathname.replace(/\\/$/, "");
+const [home, command] = Deno.args;
+const runtime = await createSandbox({
+  workspace: ws, profile: ":workspace", noSandbox: false, ternHome: home + "/tern-home",
+  env: { PATH: "/usr/bin:/bin", HOME: home }, home,
+  handlerUrl: new URL("./src/tools/worker_handler.ts", import.meta.url), runId: "own-code-copy",
+});
+try {
+  console.log((await runtime.shell(command, { cwd: ws, timeoutMs: 30_000 })).output);
+} finally {
+  await runtime.close();
+}
+`;
+
+bwrapTest(
+  "a checkout with a package.json, .npmrc, tsconfig.json and deno.jsonc: commands cannot change them",
+  async () => {
+    // A copy of this checkout's layout (a fork that has them), running its own copy of tern.
+    const root = await Deno.realPath(
+      await Deno.makeTempDir({ dir: "/var/tmp", prefix: "tern_own_code_copy_" }),
+    );
+    const copy = join(root, "tern");
+    try {
+      await Deno.mkdir(join(root, "home"));
+      await Deno.mkdir(copy);
+      const cp = await new Deno.Command("cp", {
+        args: [
+          "-r",
+          ...["src", "main.ts", "deno.json", "deno.lock"].map((f) => join(checkout, f)),
+          copy,
+        ],
+      }).output();
+      equal(cp.code, 0, new TextDecoder().decode(cp.stderr));
+      await Deno.symlink(join(checkout, "node_modules"), join(copy, "node_modules"));
+      const files = ["package.json", ".npmrc", "tsconfig.json", "deno.jsonc"];
+      for (const file of files) await Deno.writeTextFile(join(copy, file), "{}\n");
+      await Deno.writeTextFile(join(copy, "probe.ts"), PROBE);
+      const command = `for f in ${files.join(" ")} notes.md; do ` +
+        `{ echo x >> "$f"; } 2>/dev/null && echo "wrote $f"; done; echo done`;
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          "--no-prompt",
+          "--allow-all",
+          "--quiet",
+          "--cached-only",
+          "--config",
+          join(copy, "deno.json"),
+          join(copy, "probe.ts"),
+          join(root, "home"),
+          command,
+        ],
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const decoder = new TextDecoder();
+      equal(out.code, 0, decoder.decode(out.stderr));
+      equal(decoder.decode(out.stdout).trim(), "wrote notes.md\ndone");
+      for (const file of files) equal(await Deno.readTextFile(join(copy, file)), "{}\n", file);
+    } finally {
       await Deno.remove(root, { recursive: true });
     }
   },

@@ -116,6 +116,29 @@ Deno.test("workerRunArgs() runs a data: entry with the config and no downloads",
   );
 });
 
+Deno.test("workerRunArgs() reads no config under a Deno workspace above tern's checkout", async () => {
+  // A deno.json above the checkout that names a workspace (a folder commands may write holds
+  // the checkout): Deno would load the worker as one of its members, whose links replace the
+  // packages it imports.
+  const above = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-above-" }));
+  try {
+    const handlerUrl = new URL("file:///opt/tern/src/tools/worker_handler.ts");
+    await Deno.mkdir(`${above}/tern`);
+    const configPath = `${above}/tern/deno.json`;
+    await Deno.writeTextFile(configPath, "{}\n");
+    await Deno.writeTextFile(`${above}/deno.json`, '{ "tasks": {} }\n');
+    const plain = workerRunArgs({ grants: NONE, handlerUrl, configPath });
+    ok(plain.includes("--config") && !plain.includes("--no-config"), String(plain));
+    await Deno.writeTextFile(`${above}/deno.json`, '{ "workspace": ["./tern"] }\n');
+    const args = workerRunArgs({ grants: NONE, handlerUrl, configPath });
+    ok(args.includes("--no-config") && args.includes("--no-lock"), String(args));
+    ok(!args.includes("--config") && !args.includes(configPath), String(args));
+    equal(args.at(-1), entryModuleUrl(handlerUrl, "stdio"));
+  } finally {
+    await Deno.remove(above, { recursive: true });
+  }
+});
+
 Deno.test("entryModuleUrl() imports child.ts and the handler statically", () => {
   const handler = new URL("file:///opt/tern/handler.ts");
   const source = decodeURIComponent(
@@ -140,6 +163,7 @@ Deno.test("workerEnv() passes what deno needs and what the grants name, never se
     HOME: "/h",
     NO_COLOR: "1",
     DENO_NO_UPDATE_CHECK: "1",
+    DENO_NO_PACKAGE_JSON: "1",
   });
   equal(workerEnv(source, { ...NONE, env: ["X"] }).X, "x");
   const all = workerEnv(source, { ...NONE, env: "all" }, "/tmp/audit.jsonl");

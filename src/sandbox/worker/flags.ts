@@ -13,7 +13,7 @@
  *   and a denied `process.env` read throws. The process backend's environment is cleared, so
  *   granting the name reveals nothing.
  */
-import { entryArgv, packaging } from "../../core/packaging.ts";
+import { entryArgv, packaging, workspaceAbove } from "../../core/packaging.ts";
 import { fileUrlToPath } from "../../core/file_url.ts";
 import { sourceUrl } from "../../core/source_url.ts";
 import type { GrantList, Grants } from "../types.ts";
@@ -162,15 +162,24 @@ export interface WorkerRunOptions {
  * next to the config is used as the main process uses it: with it, npm packages resolve from
  * `node_modules` even with an empty DENO_DIR (with `--no-lock` they need registry metadata,
  * which `--cached-only` may not have).
+ * Under a Deno workspace above the config's folder (`workspaceAbove`), the tree's worker runs
+ * with `--no-config --no-lock` instead, as every other entry does (`entryArgv`): Deno would load
+ * it as one of that workspace's members, whose `links` may replace the packages it imports.
+ * It then fails to start, and its host says so.
  */
 export function workerRunArgs(options: WorkerRunOptions): string[] {
   const configPath = options.configPath === undefined ? defaultConfigPath() : options.configPath;
+  const config = configPath === null
+    ? ["--no-config"]
+    : workspaceAbove(configPath) !== null
+    ? ["--no-config", "--no-lock"]
+    : ["--config", configPath];
   const flags = [
     ...denoFlags(withRuntimeNeeds(options.grants, options.programs), options.denyWrite),
     "--quiet",
     "--cached-only",
     "--no-remote",
-    ...(configPath === null ? ["--no-config"] : ["--config", configPath]),
+    ...config,
   ];
   const packaged = packaging().kind;
   // A compiled binary takes no Deno flags: its worker gets them as arguments and gives up the
