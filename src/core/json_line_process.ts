@@ -5,7 +5,7 @@
  * `{"ready":true}` once loaded, and is killed when an answer is overdue. Idle, it does not
  * keep tern running.
  */
-import { denoDirEnv } from "./deno_dir_env.ts";
+import { ownDenoEnv } from "./deno_dir_env.ts";
 import { LineSplitter } from "./line_splitter.ts";
 import { spawnWatchedProcessGroup } from "./watched_process_group.ts";
 
@@ -46,7 +46,7 @@ export class JsonLineProcess<Request, Answer> {
       ownRuntime: true,
       cwd: "/",
       // Deno's cache (the launcher's DENO_DIR), so tern's modules are not compiled again.
-      env: { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1", ...denoDirEnv() },
+      env: ownDenoEnv(),
     });
     // Nothing is read from it: the process is --quiet and silences what it would print.
     child.stderr.cancel().catch(() => {});

@@ -143,6 +143,7 @@ export function forwarderArgv(
     envPath,
     ...PROXY_NAMES.flatMap((name) => ["-u", name]),
     "DENO_NO_UPDATE_CHECK=1",
+    "DENO_NO_PACKAGE_JSON=1",
     ...entryArgv(
       "net-forwarder",
       [

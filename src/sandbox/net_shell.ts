@@ -95,7 +95,11 @@ export async function runProxied(
     args,
     cwd: "/",
     // Deno's own update check would connect from the host: not for the proxy.
-    env: { PATH: plan.env.PATH ?? "/usr/bin:/bin", DENO_NO_UPDATE_CHECK: "1" },
+    env: {
+      PATH: plan.env.PATH ?? "/usr/bin:/bin",
+      DENO_NO_UPDATE_CHECK: "1",
+      DENO_NO_PACKAGE_JSON: "1",
+    },
     clearEnv: true,
     // Its stdin stays open while tern lives: when tern dies, the proxy ends (see its script).
     stdin: "piped",

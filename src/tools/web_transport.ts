@@ -21,7 +21,7 @@ import {
   WebRequestError,
   type WebResponse,
 } from "./web_request.ts";
-import { denoDirEnv } from "../core/deno_dir_env.ts";
+import { ownDenoEnv } from "../core/deno_dir_env.ts";
 import { readCapped } from "../core/read_capped.ts";
 
 /** Makes one guarded request. */
@@ -153,7 +153,7 @@ async function runRequestProcess(
     args,
     clearEnv: true,
     // Deno's cache (the launcher's DENO_DIR), so the script is not compiled again each time.
-    env: { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1", ...denoDirEnv() },
+    env: ownDenoEnv(),
     stdin: "piped",
     stdout: "piped",
     stderr: "piped",

@@ -206,3 +206,54 @@ Deno.test("bin/tern does not start as a member of a Deno workspace above its che
     await Deno.remove(above, { recursive: true });
   }
 });
+
+Deno.test("bin/tern's Deno reads no package.json a command could plant at the checkout's root", async () => {
+  // A checkout of its own (as in the test above) whose root gets a package.json naming an npm
+  // workspace with a package in place of one tern imports: a command may create it when the
+  // workspace holds tern's checkout (the own-code paths that exist are read-only; a missing one
+  // is not there to bind).
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-pkg-" }));
+  const marker = join(root, "planted");
+  try {
+    await Deno.mkdir(join(root, "bin"));
+    for (const file of ["bin/tern", "bin/_env.sh"]) {
+      await Deno.copyFile(join(ROOT, file), join(root, file));
+    }
+    await Deno.writeTextFile(
+      join(root, "deno.json"),
+      '{ "nodeModulesDir": "auto", "imports": { "arg": "npm:arg@5.0.2" } }\n',
+    );
+    await Deno.writeTextFile(
+      join(root, "main.ts"),
+      'import arg from "arg";\nconsole.log("tern", typeof arg);\n',
+    );
+    await Deno.writeTextFile(join(root, "package.json"), '{ "workspaces": ["evil"] }\n');
+    await Deno.mkdir(join(root, "evil"));
+    await Deno.writeTextFile(
+      join(root, "evil", "package.json"),
+      '{ "name": "arg", "version": "5.0.2", "main": "index.js" }\n',
+    );
+    await Deno.writeTextFile(
+      join(root, "evil", "index.js"),
+      `require("node:fs").writeFileSync(${JSON.stringify(marker)}, "ran");\n` +
+        "module.exports = () => ({});\n",
+    );
+    const env = {
+      PATH: "/usr/bin:/bin",
+      HOME: join(root, "home"),
+      TERN_DENO_BIN: Deno.execPath(),
+      DENO_DIR: Deno.env.get("DENO_DIR") ?? join(Deno.env.get("HOME") ?? "/", ".cache/deno"),
+      TMPDIR: root,
+    };
+    const run = await runLauncher(["--help"], {
+      cwd: root,
+      env,
+      launcher: join(root, "bin/tern"),
+    });
+    equal(await read(marker), null, `the planted package ran as tern: ${run.stderr}`);
+    equal(run.code, 0, run.stderr);
+    equal(run.stdout, "tern function\n");
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});

@@ -316,7 +316,7 @@ Deno.test("the shell parser process has no secret in its environment and no acce
     const environ = proc("environ");
     deepEqual(
       environ.map((entry) => entry.slice(0, entry.indexOf("="))).sort(),
-      ["DENO_DIR", "DENO_NO_UPDATE_CHECK", "NO_COLOR"].filter((name) =>
+      ["DENO_DIR", "DENO_NO_PACKAGE_JSON", "DENO_NO_UPDATE_CHECK", "NO_COLOR"].filter((name) =>
         name !== "DENO_DIR" || Deno.env.get("DENO_DIR")
       ),
     );

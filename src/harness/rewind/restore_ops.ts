@@ -5,7 +5,7 @@
  * while it runs leads nowhere (Deno checks a path as text, not where its links lead).
  */
 import { entryArgv, packaging } from "../../core/packaging.ts";
-import { denoDirEnv } from "../../core/deno_dir_env.ts";
+import { ownDenoEnv } from "../../core/deno_dir_env.ts";
 import { fileUrlToPath } from "../../core/file_url.ts";
 import {
   killSandboxInit,
@@ -94,7 +94,7 @@ export async function runRestore(
     ]),
   ];
   const [command] = entryArgv("rewind-restore", flags(true), []);
-  const env: Record<string, string> = { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1", ...denoDirEnv() };
+  const env: Record<string, string> = ownDenoEnv();
   // Deno, its cache and tern's code read-only; the workspace writable; in it, what commands may
   // not write read-only again, mounted last.
   const view = await viewLauncher([

@@ -29,6 +29,8 @@ export function workerEnv(
   }
   env.NO_COLOR = "1";
   env.DENO_NO_UPDATE_CHECK = "1";
+  // tern has no package.json: one a command created at the checkout's root is not read.
+  env.DENO_NO_PACKAGE_JSON = "1";
   if (auditFile !== undefined) env.DENO_AUDIT_PERMISSIONS = auditFile;
   return env;
 }
