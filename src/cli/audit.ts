@@ -6,7 +6,7 @@ import {
   auditDir,
   auditPath,
   type AuditRecord,
-  readAudit,
+  auditRecords,
   readDenoAudit,
 } from "../sandbox/audit.ts";
 import { SecretMasker } from "../sandbox/secrets.ts";
@@ -44,10 +44,19 @@ export async function showAudit(options: ShowAuditOptions): Promise<number> {
   return 0;
 }
 
+/** Table rows padded together; a long log is printed in blocks of this many. */
+const BLOCK_ROWS = 1000;
+
 async function showFile(path: string, options: ShowAuditOptions): Promise<void> {
-  const { records, skipped } = await readAudit(path);
+  // Read twice, a record at a time: a log of any size is shown in bounded memory.
+  let count = 0;
+  let skipped = 0;
+  for await (const record of auditRecords(path)) {
+    if (record === undefined) skipped++;
+    else count++;
+  }
   // Not one record: some other file (`tern audit /etc/passwd`), not a log with damaged lines.
-  if (records.length === 0 && skipped > 0) {
+  if (count === 0 && skipped > 0) {
     throw new InputError(
       `Cannot show "${path}": it is not an audit log (none of its ${plural(skipped, "line")} ` +
         `is a tool call's record); give a session, or an audit log from "${
@@ -56,27 +65,44 @@ async function showFile(path: string, options: ShowAuditOptions): Promise<void> 
     );
   }
   if (options.json) {
-    for (const record of records) options.write(jsonForTerminal(JSON.stringify(record)) + "\n");
+    for await (const record of auditRecords(path)) {
+      if (record !== undefined) options.write(jsonForTerminal(JSON.stringify(record)) + "\n");
+    }
     return;
   }
-  options.write(`Audit log "${terminalText(path)}": ${plural(records.length, "tool call")}\n`);
+  options.write(`Audit log "${terminalText(path)}": ${plural(count, "tool call")}\n`);
   const masker = new SecretMasker();
-  const rows = [["TIME", "TOOL", "DECISION", "SANDBOX", "RESULT", "DURATION", "ARGS"]];
-  // The records hold what the model wrote: every cell is made safe for a terminal, then padded.
-  for (const record of records) rows.push((await row(record, masker)).map(safeCell));
-  if (records.length > 0) {
+  const deno = new Map<string, Promise<string>>();
+  const header = ["TIME", "TOOL", "DECISION", "SANDBOX", "RESULT", "DURATION", "ARGS"];
+  let rows = [header];
+  const flush = () => {
     for (const line of table(rows)) options.write(line + "\n");
+    rows = [];
+  };
+  // The records hold what the model wrote: every cell is made safe for a terminal, then padded.
+  for await (const record of auditRecords(path)) {
+    if (record === undefined) continue;
+    rows.push((await row(record, masker, deno)).map(safeCell));
+    if (rows.length >= BLOCK_ROWS) flush();
   }
+  if (rows.length > 0 && count > 0) flush();
   if (skipped > 0) options.write(`${plural(skipped, "malformed line")} skipped\n`);
 }
 
-async function row(record: AuditRecord, masker: SecretMasker): Promise<string[]> {
+async function row(
+  record: AuditRecord,
+  masker: SecretMasker,
+  deno: Map<string, Promise<string>>,
+): Promise<string[]> {
   const by = record.rule ? `${record.decidedBy} "${record.rule}"` : record.decidedBy;
   const reason = record.reason ? `: ${oneLine(masker.mask(record.reason), 60)}` : "";
   // What ran, as the call line of `tern run` shows it: a bidi override or a zero-width space in
   // a command is shown (`⟨U+202E⟩`), not removed, nor left to hide or reorder the text.
   const args = oneLine(visibleText(summarize(masker.maskDeep(record.args))), 80);
-  const deno = record.denoAudit ? `  ${await denoSummary(record.denoAudit)}` : "";
+  // The calls of one worker run share its file: summed up once.
+  const file = record.denoAudit;
+  if (file !== undefined && !deno.has(file)) deno.set(file, denoSummary(file));
+  const checks = file === undefined ? "" : `  ${await deno.get(file)}`;
   return [
     record.time.replace("T", " ").replace(/\.\d+Z$|Z$/, ""),
     visibleText(record.tool),
@@ -84,7 +110,7 @@ async function row(record: AuditRecord, masker: SecretMasker): Promise<string[]>
     `${record.sandbox} ${record.profile}`,
     result(record),
     `${record.durationMs}ms`,
-    args + deno,
+    args + checks,
   ];
 }
 
@@ -146,7 +172,7 @@ async function newestAuditFile(ternHome: string): Promise<string> {
   let newest: { path: string; mtime: number } | undefined;
   try {
     for await (const entry of Deno.readDir(dir)) {
-      if (!entry.isFile || !entry.name.endsWith(".jsonl")) continue;
+      if (!isTernLog(entry)) continue;
       const path = join(dir, entry.name);
       const mtime = (await Deno.stat(path)).mtime?.getTime() ?? 0;
       if (!newest || mtime > newest.mtime || (mtime === newest.mtime && path > newest.path)) {
@@ -202,13 +228,28 @@ async function sessionAuditFiles(ternHome: string, id: string): Promise<string[]
   const files: string[] = [];
   try {
     for await (const entry of Deno.readDir(dir)) {
-      if (!entry.isFile || !entry.name.endsWith(".jsonl")) continue;
+      if (!isTernLog(entry)) continue;
       const path = join(dir, entry.name);
-      const { records } = await readAudit(path);
-      if (records.some((record) => record.session === id)) files.push(path);
+      if (await namesSession(path, id)) files.push(path);
     }
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
   return files.sort();
+}
+
+/**
+ * Whether a folder entry is one of tern's own audit logs, not the tool worker's Deno permission
+ * audit kept beside them (`deno-<run>-worker-<n>.jsonl`, see `runtime.ts`).
+ */
+function isTernLog(entry: Deno.DirEntry): boolean {
+  return entry.isFile && entry.name.endsWith(".jsonl") && !entry.name.startsWith("deno-");
+}
+
+/** Whether a record of the audit log at `path` names session `id`; reads up to the first. */
+async function namesSession(path: string, id: string): Promise<boolean> {
+  for await (const record of auditRecords(path)) {
+    if (record?.session === id) return true;
+  }
+  return false;
 }

@@ -3,8 +3,17 @@
  * saying what ran, who allowed it, how it was confined and how it ended. Worker runs point at
  * the file Deno writes with `DENO_AUDIT_PERMISSIONS`.
  */
+import { TernError } from "../core/errors.ts";
 import { dirname, join } from "../core/path.ts";
+import { lstatOrNull, sameFile } from "../core/verified_open.ts";
 import { SecretMasker } from "./secrets.ts";
+
+/** A string in a record's arguments longer than this (a file's content) keeps only its start. */
+export const AUDIT_STRING_CHARS = 4096;
+/** Arguments whose JSON is still longer than this keep only the start of that JSON. */
+export const AUDIT_ARGS_CHARS = 256 * 1024;
+/** A line longer than this is no record (see `AUDIT_ARGS_CHARS`) and is skipped unread. */
+export const AUDIT_LINE_BYTES = 4 * 1024 * 1024;
 
 /** One tool call. Version 1 of the format; a reader skips lines of other versions. */
 export interface AuditRecord {
@@ -97,7 +106,7 @@ export function auditPath(ternHome: string, id: string): string {
 
 /** Options for {@linkcode AuditLog.open}. */
 export interface AuditLogOptions {
-  /** Masks arguments and reasons once more before writing (default: key formats only). */
+  /** Masks every field once more before writing (default: key formats only). */
   masker?: SecretMasker;
 }
 
@@ -120,23 +129,48 @@ export class AuditLog {
 
   /**
    * Opens (or creates, mode 0600) the audit file at `path`; a missing directory is created with
-   * mode 0700.
+   * mode 0700. Neither is used through a symbolic link: a link there could lead tern's lines
+   * (which quote the model) into a file that runs code, such as a shell's start-up file.
+   * @throws {TernError} when the file or its folder is a link or not a regular file or folder.
    */
   static async open(path: string, options: AuditLogOptions = {}): Promise<AuditLog> {
-    await Deno.mkdir(dirname(path), { recursive: true, mode: 0o700 });
-    const file = await Deno.open(path, { append: true, create: true, mode: 0o600 });
-    return new AuditLog(path, file, options.masker ?? new SecretMasker());
+    const dir = dirname(path);
+    await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
+    const folder = lstatOrNull(dir);
+    if (folder !== null && !folder.isDirectory) throw notRegular(dir, folder, "folder");
+    const file = await openRegular(path);
+    const log = new AuditLog(path, file, options.masker ?? new SecretMasker());
+    // A line a killed writer left unfinished gets its line break first, so the next record
+    // starts a line of its own instead of being lost with the torn one.
+    log.#torn = await endsTorn(file);
+    return log;
   }
 
-  /** Appends `record` as one line, with `args` and `reason` masked again. */
+  #torn = false;
+
+  /**
+   * Appends `record` as one line, with every string in it masked again; long strings in `args`
+   * keep their start only ({@linkcode AUDIT_STRING_CHARS}).
+   */
   append(record: AuditRecord): Promise<void> {
     if (this.#closed) {
       return Promise.reject(new Error(`Cannot append to audit log "${this.path}": closed`));
     }
-    const masked: AuditRecord = { ...record, args: this.#masker.maskDeep(record.args) };
-    if (record.reason !== undefined) masked.reason = this.#masker.mask(record.reason);
-    const bytes = new TextEncoder().encode(JSON.stringify(masked) + "\n");
-    const write = this.#queue.then(() => writeAll(this.#file, bytes));
+    // Every field, not only the arguments: a call id, a rule, a URL or a path may be the model's.
+    const all = this.#masker.maskDeep(record) as AuditRecord;
+    const masked: AuditRecord = { ...all, args: shortArgs(all.args) };
+    const line = JSON.stringify(masked) + "\n";
+    const write = this.#queue.then(async () => {
+      const bytes = new TextEncoder().encode(this.#torn ? "\n" + line : line);
+      try {
+        await writeAll(this.#file, bytes);
+        this.#torn = false;
+      } catch (error) {
+        // Part of the line may be written (a full disk): the next one starts on a new line.
+        this.#torn = true;
+        throw error;
+      }
+    });
     this.#queue = write.catch(() => {});
     return write;
   }
@@ -150,6 +184,74 @@ export class AuditLog {
   }
 }
 
+/**
+ * Opens `path` to append without following a link: an existing file must be a regular file
+ * and stay the one checked; a missing one is created with `O_EXCL`, which follows no link.
+ */
+async function openRegular(path: string): Promise<Deno.FsFile> {
+  for (let attempt = 0;; attempt++) {
+    const before = lstatOrNull(path);
+    if (before !== null && !before.isFile) throw notRegular(path, before, "file");
+    try {
+      const file = await Deno.open(
+        path,
+        before === null
+          ? { read: true, append: true, createNew: true, mode: 0o600 }
+          : { read: true, append: true },
+      );
+      if (before === null || sameFile(before, await file.stat())) return file;
+      file.close();
+    } catch (error) {
+      // Another writer created it first: check what it made.
+      if (!(error instanceof Deno.errors.AlreadyExists) || attempt > 0) throw error;
+      continue;
+    }
+    throw new TernError(
+      `Cannot open the audit log "${path}": it was replaced while it was opened`,
+    );
+  }
+}
+
+function notRegular(path: string, info: Deno.FileInfo, what: "file" | "folder"): TernError {
+  const is = info.isSymlink ? "a symbolic link" : info.isDirectory ? "a folder" : "no regular file";
+  return new TernError(
+    `Cannot open the audit log ${what} "${path}": it is ${is}, and tern writes its audit log ` +
+      `only to a real ${what} (a link could lead its lines into ` +
+      "another file); remove it and run tern again",
+  );
+}
+
+/** Whether the file has bytes and its last one is no line break. */
+async function endsTorn(file: Deno.FsFile): Promise<boolean> {
+  const size = (await file.stat()).size;
+  if (size === 0) return false;
+  // Appending writes at the end whatever the position: reading the last byte moves nothing.
+  await file.seek(size - 1, Deno.SeekMode.Start);
+  const last = new Uint8Array(1);
+  return (await file.read(last)) === 1 && last[0] !== 0x0a;
+}
+
+/** `args` with long strings cut (see {@linkcode AUDIT_STRING_CHARS}), and then if still long, its JSON. */
+function shortArgs(args: unknown): unknown {
+  const cut = cutStrings(args, 0);
+  const json = JSON.stringify(cut) ?? "";
+  if (json.length <= AUDIT_ARGS_CHARS) return cut;
+  return { truncated: `${json.slice(0, AUDIT_STRING_CHARS)}… [${json.length} characters]` };
+}
+
+function cutStrings(value: unknown, depth: number): unknown {
+  if (typeof value === "string") {
+    return value.length <= AUDIT_STRING_CHARS
+      ? value
+      : `${value.slice(0, AUDIT_STRING_CHARS)}… [${value.length} characters]`;
+  }
+  if (value === null || typeof value !== "object" || depth > 64) return value;
+  if (Array.isArray(value)) return value.map((item) => cutStrings(item, depth + 1));
+  return Object.fromEntries(
+    Object.entries(value).map(([key, item]) => [key, cutStrings(item, depth + 1)]),
+  );
+}
+
 /** One write for a whole line; a short write (rare for regular files) continues where it ended. */
 async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
   let written = 0;
@@ -158,7 +260,8 @@ async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
 
 /**
  * The records of an audit file, in order. Lines that are not a version-1 record (a torn last
- * line after a crash, a hand edit) are counted in `skipped`.
+ * line after a crash, a hand edit, a line over {@linkcode AUDIT_LINE_BYTES}) are counted in
+ * `skipped`. Holds every record: {@linkcode auditRecords} reads a large file record by record.
  * @throws {Deno.errors.NotFound} when the file does not exist.
  */
 export async function readAudit(
@@ -166,12 +269,23 @@ export async function readAudit(
 ): Promise<{ records: AuditRecord[]; skipped: number }> {
   const records: AuditRecord[] = [];
   let skipped = 0;
-  for (const line of lines(await Deno.readTextFile(path))) {
-    const value = parseLine(line);
-    if (isRecord(value)) records.push(value);
-    else skipped++;
+  for await (const record of auditRecords(path)) {
+    if (record === undefined) skipped++;
+    else records.push(record);
   }
   return { records, skipped };
+}
+
+/**
+ * The records of an audit file, in order, read a piece at a time: undefined for each line that
+ * is no version-1 record. Memory stays within a line's limit whatever the file's size.
+ * @throws {Deno.errors.NotFound} when the file does not exist.
+ */
+export async function* auditRecords(path: string): AsyncGenerator<AuditRecord | undefined> {
+  for await (const line of fileLines(path)) {
+    const value = line === undefined ? undefined : parseLine(line);
+    yield isRecord(value) ? value : undefined;
+  }
 }
 
 /**
@@ -180,15 +294,66 @@ export async function readAudit(
  */
 export async function readDenoAudit(path: string): Promise<DenoAuditEntry[]> {
   const entries: DenoAuditEntry[] = [];
-  for (const line of lines(await Deno.readTextFile(path))) {
-    const value = parseLine(line);
+  for await (const line of fileLines(path)) {
+    const value = line === undefined ? undefined : parseLine(line);
     if (isDenoEntry(value)) entries.push(value);
   }
   return entries;
 }
 
-function lines(text: string): string[] {
-  return text.split("\n").filter((line) => line.trim() !== "");
+/**
+ * The non-blank lines of a file, streamed; undefined for a line over `AUDIT_LINE_BYTES`, which
+ * is passed over without being kept.
+ */
+async function* fileLines(path: string): AsyncGenerator<string | undefined> {
+  using file = await Deno.open(path);
+  const decoder = new TextDecoder();
+  const buffer = new Uint8Array(64 * 1024);
+  let parts: Uint8Array[] = [];
+  let size = 0;
+  let tooLong = false;
+  const end = (): string | undefined => {
+    const whole = tooLong ? undefined : decoder.decode(concat(parts, size));
+    parts = [];
+    size = 0;
+    tooLong = false;
+    return whole;
+  };
+  for (;;) {
+    const read = await file.read(buffer);
+    if (read === null) break;
+    let from = 0;
+    while (from < read) {
+      const at = buffer.subarray(from, read).indexOf(0x0a);
+      const to = at === -1 ? read : from + at;
+      if (!tooLong) {
+        if (size + to - from > AUDIT_LINE_BYTES) {
+          tooLong = true;
+          parts = [];
+        } else parts.push(buffer.slice(from, to));
+        size += to - from;
+      }
+      if (at === -1) break;
+      const line = end();
+      if (line === undefined || line.trim() !== "") yield line;
+      from = to + 1;
+    }
+  }
+  if (size > 0 || tooLong) {
+    const line = end();
+    if (line === undefined || line.trim() !== "") yield line;
+  }
+}
+
+function concat(parts: Uint8Array[], size: number): Uint8Array {
+  if (parts.length === 1) return parts[0];
+  const whole = new Uint8Array(size);
+  let at = 0;
+  for (const part of parts) {
+    whole.set(part, at);
+    at += part.length;
+  }
+  return whole;
 }
 
 function parseLine(line: string): unknown {

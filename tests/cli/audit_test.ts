@@ -126,6 +126,22 @@ Deno.test("showAudit() without a session shows the newest audit file", async () 
   });
 });
 
+Deno.test("showAudit() without a session shows tern's newest log, not a newer Deno permission audit", async () => {
+  await withHome(async (home) => {
+    const deno = join(home, "audit", "deno-run1-worker-2.jsonl");
+    await writeAudit(auditPath(home, "run1"), [record({ denoAudit: deno })]);
+    // The worker restarted after the last call (a grant): its Deno audit file is the newer.
+    await Deno.writeTextFile(
+      deno,
+      '{"v":1,"datetime":"2026-12-07T10:00:00Z","permission":"read","value":"/w/a"}\n',
+    );
+    await Deno.utime(auditPath(home, "run1"), new Date(2020, 0, 1), new Date(2020, 0, 1));
+    const [, out] = await show({ ternHome: home });
+    assert.match(out, /^Audit log ".*\/audit\/run1\.jsonl": 1 tool call\n/);
+    assert.match(out, /path="src\/main\.ts" {2}deno: 1 permission check \(read 1\)/);
+  });
+});
+
 Deno.test("showAudit() with json prints the records as JSON lines", async () => {
   await withHome(async (home) => {
     const records = [record({}), record({ callId: "call_2", exitCode: 0, sandbox: "bwrap" })];

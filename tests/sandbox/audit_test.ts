@@ -190,3 +190,111 @@ Deno.test("readDenoAudit() parses the file a real deno run writes with DENO_AUDI
     await assert.rejects(readDenoAudit(join(dir, "none.jsonl")), Deno.errors.NotFound);
   });
 });
+
+Deno.test("AuditLog.open() starts a new line after a torn last line, so later records are kept", async () => {
+  await withTemp(async (dir) => {
+    const path = join(dir, "s.jsonl");
+    // A writer killed in the middle of a line (kill -9, a full disk) leaves no line break.
+    await Deno.writeTextFile(path, JSON.stringify(sampleRecord()) + "\n");
+    await Deno.writeTextFile(path, '{"v":1,"time":"2026-11-30T02:2', { append: true });
+    const log = await AuditLog.open(path);
+    await log.append(sampleRecord({ callId: "after_crash", decision: "deny" }));
+    await log.append(sampleRecord({ callId: "next" }));
+    await log.close();
+    const { records, skipped } = await readAudit(path);
+    assert.deepEqual(records.map((r) => r.callId), ["call_1", "after_crash", "next"]);
+    assert.equal(skipped, 1);
+  });
+});
+
+Deno.test("AuditLog.open() refuses a symbolic link at the audit file or its folder and writes nothing through it", async () => {
+  await withTemp(async (dir) => {
+    // A link planted where the log goes would lead lines quoting the model into, say, ~/.bashrc.
+    const target = join(dir, "bashrc");
+    await Deno.writeTextFile(target, "# mine\n");
+    const home = join(dir, "home");
+    await Deno.mkdir(join(home, "audit"), { recursive: true });
+    await Deno.symlink(target, join(home, "audit", "run.jsonl"));
+    await assert.rejects(
+      AuditLog.open(join(home, "audit", "run.jsonl")),
+      /Cannot open the audit log file ".*run\.jsonl": it is a symbolic link/,
+    );
+    const elsewhere = join(dir, "elsewhere");
+    await Deno.mkdir(elsewhere);
+    await Deno.symlink(elsewhere, join(dir, "linked_audit"));
+    await assert.rejects(
+      AuditLog.open(join(dir, "linked_audit", "run.jsonl")),
+      /Cannot open the audit log folder ".*linked_audit": it is a symbolic link/,
+    );
+    await Deno.symlink(join(dir, "missing"), join(home, "audit", "dangling.jsonl"));
+    await assert.rejects(AuditLog.open(join(home, "audit", "dangling.jsonl")), /symbolic link/);
+    assert.equal(await Deno.readTextFile(target), "# mine\n");
+    assert.deepEqual([...Deno.readDirSync(elsewhere)], []);
+    await assert.rejects(Deno.lstat(join(dir, "missing")), Deno.errors.NotFound);
+  });
+});
+
+Deno.test("AuditLog.append() keeps the start of long strings, so a record stays small", async () => {
+  await withTemp(async (dir) => {
+    const path = join(dir, "s.jsonl");
+    const log = await AuditLog.open(path);
+    const content = "y".repeat(6_000_000);
+    await log.append(sampleRecord({ args: { path: "big.txt", content } }));
+    // Many strings, each under the limit, still make no record of many MB.
+    await log.append(
+      sampleRecord({ callId: "many", args: { edits: Array(2000).fill("z".repeat(4000)) } }),
+    );
+    await log.close();
+    const text = await Deno.readTextFile(path);
+    assert.ok(text.length < 600_000, `${text.length} characters`);
+    const { records, skipped } = await readAudit(path);
+    assert.equal(skipped, 0);
+    const args = records[0].args as { path: string; content: string };
+    assert.equal(args.path, "big.txt");
+    assert.match(args.content, /^y{4096}… \[6000000 characters\]$/);
+    assert.match((records[1].args as { truncated: string }).truncated, /characters\]$/);
+  });
+});
+
+Deno.test("readAudit() passes over a line of many MB and keeps the records around it", async () => {
+  await withTemp(async (dir) => {
+    const path = join(dir, "s.jsonl");
+    const huge = JSON.stringify(
+      sampleRecord({ callId: "huge", args: { x: "w".repeat(5_000_000) } }),
+    );
+    await Deno.writeTextFile(
+      path,
+      [JSON.stringify(sampleRecord()), huge, JSON.stringify(sampleRecord({ callId: "c3" }))]
+        .join("\n"),
+    );
+    const { records, skipped } = await readAudit(path);
+    assert.deepEqual(records.map((r) => r.callId), ["call_1", "c3"]);
+    assert.equal(skipped, 1);
+  });
+});
+
+Deno.test("AuditLog.append() masks a key in every field, not only the arguments and reason", async () => {
+  await withTemp(async (dir) => {
+    const path = join(dir, "s.jsonl");
+    const key = "config-key-123456";
+    const log = await AuditLog.open(path, { masker: new SecretMasker([key]) });
+    // A subagent's call id, a URL, a path: the model chose them all.
+    await log.append(sampleRecord({
+      callId: `call_${key}`,
+      tool: `mcp__x__${key}`,
+      rule: `bash:${key}`,
+      code: key,
+      network: `GET https://x.test/?q=${key}`,
+      web: { url: `https://x.test/${key}`, status: 200, bytes: 1, ms: 1 },
+      net: { connected: [`${key}.test:443`], refused: [] },
+      paths: [{ path: `/w/${key}`, write: true }],
+      hostFiles: [{ path: `.git/hooks/${key}`, change: "created", runs: "git" }],
+    }));
+    await log.close();
+    const text = await Deno.readTextFile(path);
+    assert.ok(!text.includes(key), text);
+    const [record] = (await readAudit(path)).records;
+    assert.equal(record.callId, "call_[REDACTED]");
+    assert.deepEqual(record.paths, [{ path: "/w/[REDACTED]", write: true }]);
+  });
+});
