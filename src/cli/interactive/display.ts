@@ -26,8 +26,8 @@ export interface Display extends AppScreen {
    */
   failed?(): boolean;
   /**
-   * Line mode only: whether the input ended without a line that was not blank. That was said on
-   * stderr; the session then exits 2, as for a command line without a task.
+   * Line mode only: whether the input ended without a line that was not blank (a new session
+   * then says so and exits 2, as for a command line without a task).
    */
   noInput?(): boolean;
 }
@@ -222,14 +222,7 @@ function lineDisplay(options: DisplayOptions): Display {
         );
       let given = false;
       const ended = () => {
-        // Nothing to do is not success: a script whose input went missing should know.
-        if (!given) {
-          noInput = true;
-          console.error(
-            "tern: No message on stdin: without a terminal, tern reads one message per line " +
-              'from stdin. Give it some (echo "fix the tests" | tern), or run tern run "<task>"',
-          );
-        }
+        noInput = !given;
         options.onEnd();
       };
       readLines(Deno.stdin.readable, async (line) => {

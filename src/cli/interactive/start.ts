@@ -211,8 +211,16 @@ export async function runInteractive(flags: RunFlags): Promise<number> {
   let code = interactive ? 0 : app.exitCode;
   // Output that could not be written (a full disk) fails it too.
   if (code === 0 && display.failed?.()) code = (await import("../exit_codes.ts")).EXIT_FAILURE;
-  // So does input that held no message at all (a script whose input went missing).
-  if (code === 0 && display.noInput?.()) code = (await import("../exit_codes.ts")).EXIT_USAGE;
+  // So does input that held no message at all for a new session (a script whose input went
+  // missing); a resumed one has shown its transcript, which is what it was started for.
+  const resumed = flags.session?.continue === true || flags.session?.resume !== undefined;
+  if (code === 0 && display.noInput?.() && !resumed) {
+    console.error(
+      "tern: No message on stdin: without a terminal, tern reads one message per line from " +
+        'stdin. Give it some (echo "fix the tests" | tern), or run tern run "<task>"',
+    );
+    code = (await import("../exit_codes.ts")).EXIT_USAGE;
+  }
   // The read of stdin would keep the process alive until the writer closes the pipe: a session
   // that ended before its input (a signal, /quit) ends the process too, as `tern child` does.
   if (reading) Deno.exit(code);
