@@ -58,14 +58,15 @@ export interface RunTurnOptions {
   /**
    * Called before every model call with the conversation so far; a returned array replaces it
    * (compaction). With `force` (the server refused the request as over the model's context
-   * window, once per turn), compacts whatever size the estimate gives. Must not throw: a failed
-   * compaction returns undefined.
+   * window, once per turn), compacts whatever size the estimate gives. A returned
+   * {@linkcode UnsendableRequest} ends the turn `CLIENT_ERROR` with its reason, nothing sent.
+   * Must not throw: a failed compaction returns undefined.
    */
   prepare?: (
     messages: Message[],
     signal: AbortSignal,
     options?: { force?: boolean },
-  ) => Promise<Message[] | undefined>;
+  ) => Promise<Message[] | UnsendableRequest | undefined>;
   /**
    * Steering: messages the person typed while the turn ran. Called at every model boundary
    * after tool results; each text returned is added as a user message before the next model
@@ -98,6 +99,14 @@ export interface RunTurnOptions {
   fitResults?: (
     results: Array<{ callId: string; observation: Observation }>,
   ) => Promise<Observation[]>;
+}
+
+/**
+ * What `prepare` returns for a request no compaction brings within the model's context window
+ * (a huge system prompt, message or tool result): why, for the person, naming what to shorten.
+ */
+export interface UnsendableRequest {
+  unsendable: string;
 }
 
 /** Who answered a model call and what it cost (USD; absent when prices are unknown). */
@@ -182,6 +191,9 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
   while (rounds < maxRounds) {
     if (signal.aborted) return finish("CANCELLED", "Cancelled before the model call");
     const prepared = await options.prepare?.(messages, signal);
+    if (prepared !== undefined && !Array.isArray(prepared)) {
+      return finish("CLIENT_ERROR", prepared.unsendable);
+    }
     if (prepared) messages.splice(0, messages.length, ...prepared);
     if (signal.aborted) return finish("CANCELLED", "Cancelled before the model call");
     rounds++;
@@ -201,6 +213,9 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
       // The server counted more tokens than tern's estimate: compact now, once, and ask again.
       compactedForOverflow = true;
       const compacted = await options.prepare?.(messages, signal, { force: true });
+      if (compacted !== undefined && !Array.isArray(compacted)) {
+        return finish("CLIENT_ERROR", compacted.unsendable);
+      }
       if (compacted) {
         messages.splice(0, messages.length, ...compacted);
         rounds--;

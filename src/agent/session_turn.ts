@@ -10,13 +10,14 @@ import {
   DEFAULT_COMPACTION,
   needsCompaction,
 } from "../context/compaction_types.ts";
-import { estimateRequestTokens } from "../context/tokens.ts";
+import { estimateRequestTokens, REQUEST_OVERHEAD_TOKENS } from "../context/tokens.ts";
+import { visibleText } from "../core/terminal_text.ts";
 import type { Provider, ToolSpec } from "../llm/types.ts";
 import type { Session } from "../session/session.ts";
 import { imagesFolder, storeImages } from "../session/images.ts";
 import type { CompactionEntry, NewEntry } from "../session/types.ts";
 import type { UserVoice } from "../session/voice.ts";
-import type { AnsweredBy } from "./loop.ts";
+import type { AnsweredBy, UnsendableRequest } from "./loop.ts";
 
 type MessageEntry = Extract<NewEntry, { type: "message" }>;
 
@@ -155,9 +156,18 @@ export async function compactSession(
 }
 
 /**
+ * Most tokens the estimate gives one UTF-16 unit of any text (a lone private-use character,
+ * rounded up; 3 for longer text): characters times this bound the estimate from above.
+ */
+const MAX_TOKENS_PER_CHAR = 4;
+
+/**
  * The loop's `prepare` hook: when the request (system prompt, conversation, tool specs) is over
  * the threshold, or `force` says the server refused it as too long, compacts the session and
- * returns the system prompt plus the new context.
+ * returns the system prompt plus the new context. A request still over the context window
+ * after that (or that no compaction could shorten) is not sent: the hook returns why, with
+ * both sizes and what takes the room. The session keeps every message: once the person
+ * shortened what was too long, the conversation goes on (`tern run -c`).
  */
 export function compactionHook(
   session: Session,
@@ -168,27 +178,36 @@ export function compactionHook(
   messages: Message[],
   signal: AbortSignal,
   request?: { force?: boolean },
-) => Promise<Message[] | undefined> {
+) => Promise<Message[] | UnsendableRequest | undefined> {
   // Messages and specs do not change once made: each is estimated once, not every round (a
   // long conversation would otherwise cost milliseconds per round).
   const cache = new WeakMap<object, number>();
+  const { contextWindow } = options.settings;
+  const estimate = (request: Message[], specs: ToolSpec[]) =>
+    estimateRequestTokens(request, specs, cache);
+  const unsendable = (request: Message[], specs: ToolSpec[], tokens: number, compacted: boolean) =>
+    tokens <= contextWindow
+      ? undefined
+      : { unsendable: overWindow(request, specs, { tokens, contextWindow, compacted, cache }) };
   return async (messages, signal, request) => {
     const force = request?.force === true;
+    const specs = options.tools();
     // The turn's first request of a new session (the context holds its task alone): no cut can
-    // keep recent tokens and summarise something (chooseCut), so the estimate, milliseconds of
-    // CPU for the system prompt and tool specs before the first request, is not made.
+    // keep recent tokens and summarise something (chooseCut). Only its size is checked, by its
+    // characters first: the estimate costs milliseconds of CPU for the system prompt and tool
+    // specs before the first request.
     if (options.settings.keepRecentTokens > 0 && session.state().items.length <= 1) {
-      return undefined;
+      if (!force && surelyFits(messages, specs, contextWindow)) return undefined;
+      return unsendable(messages, specs, estimate(messages, specs), false);
     }
-    if (!force) {
-      const tokens = estimateRequestTokens(messages, options.tools(), cache);
-      if (!needsCompaction(tokens, options.settings)) return undefined;
-    }
+    const tokens = force ? undefined : estimate(messages, specs);
+    if (tokens !== undefined && !needsCompaction(tokens, options.settings)) return undefined;
     const entry = await compactSession(session, {
       ...options,
       signal,
-      // The server said the request is too long: anything summarised helps.
-      minSummarisedTokens: force
+      // The server said the request is too long, or it is over the window: anything summarised
+      // helps.
+      minSummarisedTokens: force || (tokens ?? 0) > contextWindow
         ? 0
         : options.minSummarisedTokens ?? MIN_AUTOMATIC_SUMMARISED_TOKENS,
     }).catch((error) => {
@@ -196,10 +215,75 @@ export function compactionHook(
       if (error instanceof CompactionCancelledError) return undefined;
       throw error;
     });
-    if (!entry) return undefined;
+    if (!entry) {
+      if (signal.aborted) return undefined;
+      return unsendable(messages, specs, tokens ?? estimate(messages, specs), false);
+    }
     const system = messages[0]?.role === "system" ? [messages[0]] : [];
-    return [...system, ...session.state().items.map((item) => item.message)];
+    const compacted = [...system, ...session.state().items.map((item) => item.message)];
+    return unsendable(compacted, specs, estimate(compacted, specs), true) ?? compacted;
   };
+}
+
+/** True when `request` cannot be over `contextWindow` estimated tokens, by its characters. */
+function surelyFits(request: Message[], specs: ToolSpec[], contextWindow: number): boolean {
+  let chars = 0;
+  for (const message of request) chars += JSON.stringify(message).length;
+  for (const spec of specs) chars += JSON.stringify(spec).length;
+  return chars * MAX_TOKENS_PER_CHAR + REQUEST_OVERHEAD_TOKENS <= contextWindow;
+}
+
+/**
+ * Why a request of `tokens` is not sent: both sizes, what takes the room (the system prompt
+ * with the context files and pins, the tool definitions, the conversation and its largest
+ * message) and what the person can shorten.
+ */
+function overWindow(
+  request: Message[],
+  specs: ToolSpec[],
+  size: {
+    tokens: number;
+    contextWindow: number;
+    compacted: boolean;
+    cache: WeakMap<object, number>;
+  },
+): string {
+  const { tokens, contextWindow, compacted, cache } = size;
+  const of = (messages: Message[], tools: ToolSpec[] = []) =>
+    estimateRequestTokens(messages, tools, cache) - REQUEST_OVERHEAD_TOKENS;
+  const system = request[0]?.role === "system" ? request[0] : undefined;
+  const conversation = request.filter((message) => message !== system);
+  let largest: { message: Message; tokens: number } | undefined;
+  for (const message of conversation) {
+    const tokens = of([message]);
+    if (largest === undefined || tokens > largest.tokens) largest = { message, tokens };
+  }
+  const parts = [
+    `the system prompt, with context files such as AGENTS.md and pinned instructions, about ` +
+    `${system === undefined ? 0 : of([system])}`,
+    `the tool definitions about ${of([], specs)}`,
+    `the conversation about ${of(conversation)}` +
+    (largest === undefined
+      ? ""
+      : `, its largest message (${kindOf(largest.message)}) about ${largest.tokens}`),
+  ];
+  return `Cannot send the request: about ${tokens} tokens (estimated), more than the model's ` +
+    `context window of ${contextWindow}${compacted ? " even after compaction" : ""} ` +
+    `(${parts.join("; ")}): shorten the largest part (the message, AGENTS.md or other context ` +
+    "files, a pin, or toolResultChars for tool results) or set contextWindow higher if the " +
+    "model takes more";
+}
+
+/** What a message of the conversation is, for the person. */
+function kindOf(message: Message): string {
+  switch (message.role) {
+    case "tool":
+      return `a result of ${JSON.stringify(visibleText(message.name))}`;
+    case "assistant":
+      return "an answer of the model";
+    default:
+      return "a user message";
+  }
 }
 
 /**

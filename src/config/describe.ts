@@ -2,6 +2,7 @@
  * Human-readable configuration for `tern config`, with the API key never shown, nor the
  * credentials a base URL may carry in its user part, query or path (`shownUrl`).
  */
+import { visibleText } from "../core/terminal_text.ts";
 import { shownUrl } from "../core/url_text.ts";
 import type { TernConfig } from "./schema.ts";
 import { SETTING_KEYS, settingOf } from "./settings.ts";
@@ -115,13 +116,29 @@ function withheldNote({ variables, chooser }: WithheldKeys): string {
 
 /**
  * What a run says before it starts when the project's files (`.tern/config.jsonc`, `.env`)
- * chose where the conversation goes: the base URL or the provider, and which file chose it. A
- * repository, or a command that wrote its `.env`, can point every later run at a server of its
- * own; the keys and the person's own files from tern's home stay withheld
- * (`TernConfig.serverChosenBy`), but the prompts, the code and the tool results go there, so
- * the person is told each time. Undefined when the person chose (or nobody did).
+ * chose where the conversation goes (the base URL or the provider) or which model answers it,
+ * and which file chose each. A repository, or a command that wrote its `.env`, can point every
+ * later run at a server of its own; the keys and the person's own files from tern's home stay
+ * withheld (`TernConfig.serverChosenBy`), but the prompts, the code and the tool results go
+ * there, so the person is told each time. A model it names on the person's own server is one
+ * the person pays for, at that model's price. Undefined when the person chose (or nobody did).
  */
 export function projectModelNotice(
+  config: Pick<TernConfig, "baseUrl" | "provider"> & Partial<Pick<TernConfig, "model">>,
+  sources: Readonly<Record<string, ConfigSource>>,
+): string | undefined {
+  const model = isProjectSource(sources.model) && config.model !== undefined
+    ? `the model is ${visibleText(config.model)}, chosen by ${describeSource(sources.model)}`
+    : undefined;
+  const server = serverNotice(config, sources);
+  if (server === undefined) {
+    return model && `${model}: your requests go to it, at its price (pass --model to choose ` +
+        "yourself)";
+  }
+  return model === undefined ? server : `${server}; ${model} (pass --model to choose yourself)`;
+}
+
+function serverNotice(
   config: Pick<TernConfig, "baseUrl" | "provider">,
   sources: Readonly<Record<string, ConfigSource>>,
 ): string | undefined {

@@ -7,7 +7,7 @@ import {
   isProjectSource,
   type TernConfig,
 } from "../config/mod.ts";
-import { type ModelSetup, setupModels } from "../llm/setup.ts";
+import { configuredCatalog, type ModelSetup, setupModels } from "../llm/setup.ts";
 import type { ReplayState } from "../session/replay.ts";
 import type { SandboxConfig } from "./agent_sandbox.ts";
 
@@ -43,6 +43,38 @@ export type TurnConfig =
   & SandboxConfig;
 
 /**
+ * The context window a turn budgets for: the configured one, else the catalog's for the model.
+ * A project's files may only narrow it below what tern would use without them: a window wider
+ * than the model's lets every request grow past what the server takes (or bills), so a
+ * project's `contextWindow`, and a `models` row only a project's files wrote, is bounded by
+ * the window of the person's own catalog. The person's own `contextWindow` is used as given,
+ * over the catalog's too: they may run the model with a longer context than its published
+ * one (a local server's setting), and a model the catalog does not know gets a guess.
+ */
+function windowOf(
+  config: TernConfig,
+  sources: Readonly<Record<string, ConfigSource>>,
+  primary: Pick<ModelSetup["primary"], "model" | "info" | "providerName">,
+): number {
+  const { model, info, providerName } = primary;
+  if (isExplicitSource(sources.contextWindow) && !isProjectSource(sources.contextWindow)) {
+    return config.contextWindow;
+  }
+  const projectRows = config.projectModels ?? [];
+  const own = projectRows.length === 0 ? info.contextWindow : configuredCatalog({
+    ...config,
+    models: Object.fromEntries(
+      Object.entries(config.models).filter(([key]) => !projectRows.includes(key)),
+    ),
+    projectModels: [],
+  }).lookup(providerName, model).contextWindow;
+  const catalog = Math.min(info.contextWindow, own);
+  return isExplicitSource(sources.contextWindow)
+    ? Math.min(config.contextWindow, catalog)
+    : catalog;
+}
+
+/**
  * Connects to the models `config` names: the router (main provider and fallbacks) and the
  * config the turn runs with, its model the one actually used and its context window from the
  * catalog unless configured. The provider modules load here (`setupModels`), off the
@@ -66,9 +98,7 @@ export async function connectModels(
       : {}),
   });
   const { model, info, providerName } = setup.primary;
-  const contextWindow = !isExplicitSource(sources.contextWindow)
-    ? info.contextWindow
-    : config.contextWindow;
+  const contextWindow = windowOf(config, sources, { model, info, providerName });
   // A project's model is not the reviewer of its own calls (TernConfig.ownModel).
   const reviewer = config.reviewModel === undefined && setup.ownModel !== undefined
     ? { reviewModel: setup.ownModel }

@@ -15,14 +15,14 @@ import { Session } from "../../src/session/session.ts";
 
 const HUGE = "word ".repeat(20_000);
 
-Deno.test("compactionHook() makes no estimate and no compaction for a new session's first request, however large", async () => {
+Deno.test("compactionHook() makes no compaction for a new session's first request, and refuses one over the window", async () => {
   const home = await Deno.makeTempDir({ prefix: "tern-home-" });
   try {
     const session = Session.create(home, { cwd: "/project", ternVersion: "test" });
     const task: Message = { role: "user", content: HUGE };
     session.append({ type: "message", message: task });
     const asked: string[] = [];
-    // A window far below the task: any estimate would find it over the threshold.
+    // A window far below the task.
     const settings = compactionSettings(1_000, 0.5);
     const hook = compactionHook(session, {
       provider: { name: "unused" } as unknown as Provider,
@@ -32,23 +32,79 @@ Deno.test("compactionHook() makes no estimate and no compaction for a new sessio
         asked.push("beforeCompact");
         return Promise.resolve();
       },
-      tools: () => {
-        asked.push("tools");
-        return [] as ToolSpec[];
-      },
+      tools: () => [] as ToolSpec[],
     });
     const system: Message = { role: "system", content: "You are tern." };
     const signal = new AbortController().signal;
-    equal(await hook([system, task], signal), undefined);
+    // No cut of the task alone summarises anything (chooseCut): no compaction is tried, and the
+    // request is not sent either. Before: undefined, and the server refused it.
+    const refused = await hook([system, task], signal);
+    ok(refused !== undefined && !Array.isArray(refused), "the request is not sent");
+    match(refused.unsendable, /^Cannot send the request: about 2\d{4} tokens \(estimated\)/);
+    match(refused.unsendable, /context window of 1000 \(/);
+    match(refused.unsendable, /its largest message \(a user message\) about 2\d{4}/);
+    match(refused.unsendable, /AGENTS\.md .*a pin, or toolResultChars/);
     deepEqual(asked, []);
-    // What the hook skips could not have compacted anything: no cut of the task alone.
     equal(chooseCut(session.state().items, settings), 0);
+    // A first request its characters show to fit is neither compacted nor refused.
+    equal(await hook([system, { role: "user", content: "hi" }], signal), undefined);
     // With an answer in the context, the request is estimated again (and found too large).
     session.append({ type: "message", message: { role: "assistant", content: "ok" } });
     const next: Message = { role: "user", content: "more" };
     session.append({ type: "message", message: next });
     await hook([system, task, { role: "assistant", content: "ok" }, next], signal).catch(() => {});
-    deepEqual(asked.slice(0, 2), ["tools", "beforeCompact"]);
+    deepEqual(asked, ["beforeCompact"]);
+    session.close();
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
+Deno.test("runTurn() with compactionHook() sends no request still over the window after compaction, and keeps the session", async () => {
+  const home = await Deno.makeTempDir({ prefix: "tern-home-" });
+  try {
+    const session = Session.create(home, { cwd: "/project", ternVersion: "test" });
+    const history: Message[] = [
+      { role: "user", content: `first task ${"detail ".repeat(3_000)}` },
+      { role: "assistant", content: `first answer ${"detail ".repeat(3_000)}` },
+      // What no compaction cuts: the newest message (a hook's output, a subagent's result).
+      { role: "user", content: `second task ${"word ".repeat(6_000)}` },
+    ];
+    for (const message of history) session.append({ type: "message", message });
+    const asked: number[] = [];
+    const provider = new ScriptedProvider((request) => {
+      if (request.messages[0]?.content === SUMMARY_SYSTEM_PROMPT) {
+        return { text: "## Goal\nfirst task\n## Evidence\nnone" };
+      }
+      asked.push(request.messages.length);
+      return { fault: "http400_context" };
+    });
+    const settings = compactionSettings(4_000, 0.8);
+    const events: string[] = [];
+    const result = await runTurn({
+      messages: [{ role: "system", content: "You are tern." }, ...history],
+      provider,
+      model: "scripted",
+      tools: new ToolRegistry([]),
+      workspace: "/nonexistent",
+      emit: (event) => events.push(event.type),
+      prepare: compactionHook(session, { provider, model: "scripted", settings, tools: () => [] }),
+    });
+    // Before: the request went out and the server's refusal was the turn's error.
+    equal(result.exitReason, "CLIENT_ERROR", result.error);
+    deepEqual(asked, [], "no request over the window was sent");
+    match(
+      result.error ?? "",
+      /^Cannot send the request: about \d+ tokens \(estimated\), more than the model's context window of 4000 even after compaction/,
+    );
+    match(result.error ?? "", /its largest message \(a user message\) about 6\d{3}/);
+    equal(result.rounds, 0);
+    equal(events.filter((type) => type === "turn_end").length, 1);
+    // The compaction is kept and the person's message too: once it is shortened, the
+    // conversation goes on.
+    equal(session.entries.filter((entry) => entry.type === "compaction").length, 1);
+    const kept = session.state().items.map((item) => item.message.content);
+    ok(kept.at(-1)?.startsWith("second task"), JSON.stringify(kept.map((c) => c.slice(0, 20))));
     session.close();
   } finally {
     await Deno.remove(home, { recursive: true });

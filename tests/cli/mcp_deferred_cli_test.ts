@@ -46,7 +46,7 @@ testWith(
   [referenceServersNeed],
   "tern run: MCP schemas past a tenth of the window are loaded by tool_search, appended",
   async () => {
-    const requests = await runWith({ TERN_CONTEXT_WINDOW: "4000" }, [
+    const requests = await runWith({ TERN_CONTEXT_WINDOW: "8000" }, [
       call("tool_search", { query: "echo" }, "c1"),
       call("mcp__everything__echo", { message: "deferred" }, "c2"),
       { text: "done" },
@@ -81,7 +81,7 @@ testWith(
   'tern run: mcpToolSearch "never" sends every MCP schema and no tool_search',
   async () => {
     const requests = await runWith(
-      { TERN_CONTEXT_WINDOW: "4000", TERN_MCP_TOOL_SEARCH: "never" },
+      { TERN_CONTEXT_WINDOW: "8000", TERN_MCP_TOOL_SEARCH: "never" },
       [{ text: "done" }],
     );
     const names = (requests[0].tools ?? []).map((tool) => tool.name);

@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
-import { ConfigError, describeConfig, loadConfig } from "../../src/config/mod.ts";
+import {
+  ConfigError,
+  describeConfig,
+  loadConfig,
+  projectModelNotice,
+} from "../../src/config/mod.ts";
 import { withFixture } from "./_fixture.ts";
 
 const FAKE_KEY = "sk-tern-test-DO-NOT-LEAK-7f3a9c1e5b";
@@ -72,5 +77,42 @@ Deno.test("loadConfig() errors never contain the API key", async () => {
         .join("\n");
       assert.ok(!shown.includes(FAKE_KEY), `${name}: the key leaked into ${caught.message}`);
     }
+  });
+});
+
+Deno.test("projectModelNotice() names the model a project's file chose, and the file", async () => {
+  await withFixture(async ({ home, cwd, write }) => {
+    const env = { HOME: home, TERN_HOME: home, OPENAI_API_KEY: FAKE_KEY };
+    write("cwd/.tern/config.jsonc", `{ "model": "gpt-4.1" }`);
+    const chosen = await loadConfig({ cwd, env });
+    const notice = projectModelNotice(chosen.config, chosen.sources);
+    // Before: undefined, though the person's key pays for the model the repository chose.
+    assert.match(
+      notice ?? "",
+      /^the model is gpt-4\.1, chosen by project config ".+config\.jsonc"/,
+    );
+    assert.match(notice ?? "", /pass --model to choose yourself/);
+
+    // From the project's .env, named by its variable.
+    write("cwd/.tern/config.jsonc", `{}`);
+    write("cwd/.env", "TERN_MODEL=o3\n");
+    const dotenv = await loadConfig({ cwd, env });
+    assert.match(
+      projectModelNotice(dotenv.config, dotenv.sources) ?? "",
+      /^the model is o3, chosen by TERN_MODEL in ".+\.env"/,
+    );
+
+    // With the server the project chose too, both are named, the server first.
+    write("cwd/.tern/config.jsonc", `{ "baseUrl": "https://gw.test/v1" }`);
+    const both = await loadConfig({ cwd, env });
+    const text = projectModelNotice(both.config, both.sources) ?? "";
+    assert.match(text, /^the model's server is https:\/\/gw\.test\/v1, chosen by project config/);
+    assert.match(text, /the model is o3, chosen by TERN_MODEL in ".+\.env"/);
+
+    // The person's own choice is no project's: no notice.
+    Deno.removeSync(`${cwd}/.env`);
+    write("cwd/.tern/config.jsonc", `{}`);
+    const own = await loadConfig({ cwd, env, flags: { model: "o3" } });
+    assert.equal(projectModelNotice(own.config, own.sources), undefined);
   });
 });

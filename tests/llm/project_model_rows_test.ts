@@ -18,7 +18,7 @@ const KEYS = { ANTHROPIC_API_KEY: "k-ant", OPENAI_API_KEY: "k-openai" };
 async function connect(
   files: { project: unknown; user?: unknown },
   flags: { model: string; provider?: string },
-): Promise<{ provider: string; contextWindow: number }> {
+): Promise<{ provider: string; contextWindow: number; budget: number }> {
   const ws = await tempWorkspace();
   try {
     write(join(ws.dir, ".tern", "config.jsonc"), files.project);
@@ -28,10 +28,11 @@ async function connect(
       env: { ...KEYS, TERN_HOME: ws.home },
       flags,
     });
-    const { setup } = await connectModels(loaded.config, loaded.sources);
+    const { setup, config } = await connectModels(loaded.config, loaded.sources);
     return {
       provider: setup.primary.providerName,
       contextWindow: setup.primary.info.contextWindow,
+      budget: config.contextWindow,
     };
   } finally {
     await ws.cleanup();
@@ -70,4 +71,37 @@ Deno.test("the person's own models row still picks its provider, whatever the pr
   }, { model: "mymodel" });
   equal(used.provider, "anthropic");
   equal(used.contextWindow, 4321);
+});
+
+// qwen2.5-coder at Ollama takes 32,768 tokens (the built-in catalog).
+const SMALL = { model: "qwen2.5-coder", provider: "ollama" };
+
+Deno.test("connectModels() bounds a project's contextWindow by the catalog's window of a small model", async () => {
+  // Before: 100,000, so no compaction until every request was three times what the model takes.
+  const used = await connect({ project: { contextWindow: 100_000 } }, SMALL);
+  equal(used.budget, 32_768);
+  // A project may still narrow it.
+  equal((await connect({ project: { contextWindow: 16_000 } }, SMALL)).budget, 16_000);
+});
+
+Deno.test("connectModels() bounds the window a project's models row claims by the person's catalog", async () => {
+  const used = await connect({
+    project: { models: { "qwen2.5-coder": { contextWindow: 100_000 } } },
+  }, SMALL);
+  equal(used.budget, 32_768);
+  const narrower = await connect({
+    project: { models: { "qwen2.5-coder": { contextWindow: 8_000 } } },
+  }, SMALL);
+  equal(narrower.budget, 8_000);
+});
+
+Deno.test("connectModels() keeps the person's own contextWindow over the catalog's", async () => {
+  // They may run the model with a longer context than the catalog knows of (a local server's).
+  const used = await connect({ user: { contextWindow: 100_000 }, project: {} }, SMALL);
+  equal(used.budget, 100_000);
+  const theirs = await connect({
+    user: { models: { "qwen2.5-coder": { contextWindow: 65_536 } } },
+    project: {},
+  }, SMALL);
+  equal(theirs.budget, 65_536);
 });

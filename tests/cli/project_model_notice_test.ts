@@ -1,0 +1,41 @@
+/**
+ * A model a project's files chose is one the person pays for: `tern run` says which model and
+ * which file chose it before it starts, as it does for a server a project chose.
+ */
+import { equal, match, ok } from "node:assert/strict";
+import { join } from "node:path";
+import { startScriptedServer } from "../support/scripted_server.ts";
+import { runTern, tempWorkspace } from "../support/tern_process.ts";
+
+Deno.test("tern run names the model a project's file chose, and the file", async () => {
+  const ws = await tempWorkspace();
+  const server = await startScriptedServer(() => ({ text: "done" }), { chunkDelayMs: 0 });
+  const env = { HOME: ws.home, TERN_HOME: ws.home, TERN_API_KEY: "k" };
+  const run = (args: string[]) =>
+    runTern(["run", "--base-url", server.baseUrl, "--mode", "bypass", ...args, "hi"], {
+      cwd: ws.dir,
+      env,
+      signal: AbortSignal.timeout(60_000),
+    });
+  try {
+    await Deno.mkdir(join(ws.dir, ".tern"));
+    await Deno.writeTextFile(
+      join(ws.dir, ".tern", "config.jsonc"),
+      JSON.stringify({ model: "pricey-model-9" }),
+    );
+    const chosen = await run([]);
+    equal(chosen.code, 0, chosen.stderr);
+    equal(server.requests[0].body.model, "pricey-model-9");
+    // Before: nothing said who chose the model.
+    match(
+      chosen.stderr,
+      /the model is pricey-model-9, chosen by project config ".*config\.jsonc".*pass --model to choose yourself/,
+    );
+    const own = await run(["-m", "pricey-model-9"]);
+    equal(own.code, 0, own.stderr);
+    ok(!own.stderr.includes("chosen by"), own.stderr);
+  } finally {
+    await server.close();
+    await ws.cleanup();
+  }
+});
