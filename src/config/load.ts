@@ -73,6 +73,8 @@ export interface LoadedConfig {
   /**
    * Key → where its value came from, as data (`{ layer: "project", file }`); print it with
    * `describeSource()`. Never holds a value; `apiKey` names the variable the key was read from.
+   * `models.<key>.contextWindow` names the project file that set the window of a `models` row
+   * of the person's that had none: connecting bounds it by the catalog's (src/harness/models.ts).
    */
   sources: Record<string, ConfigSource>;
   /**
@@ -158,10 +160,15 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
       else if (key === "limits") mergeLimits(limits, value, fromProject);
       // A project's rule says where it was written: its words are the repository's, not tern's.
       else if (key === "rules") rules.push(...projectRules(value, fromProject, layer));
-      // Providers and models merge field by field: a project may adjust a user's model.
+      // Providers and models merge field by field: a project may adjust a user's model, but
+      // not widen its limits.
       else if (key === "providers") mergeByName(providers, value);
-      else if (key === "models") mergeModels(models, value, fromProject ? undefined : personModels);
-      else if (key === "sandbox") Object.assign(sandbox, value);
+      else if (key === "models") {
+        const warn = options.warn ?? warnPerson;
+        const from = layer.sources.models;
+        const project = { personModels, from, kept: sources.models, warn, sources };
+        mergeModels(models, value, fromProject ? project : personModels);
+      } else if (key === "sandbox") Object.assign(sandbox, value);
       // A project's value for a key it may only narrow (maxRounds, thinking, the timeouts) never
       // widens what the person set narrower than the default; nor does its profile widen the
       // one the person chose (a custom one stays). The person is told which value was ignored.
@@ -313,14 +320,53 @@ function mergeByName<T extends object>(into: Record<string, T>, value: unknown):
   }
 }
 
-/** `mergeByName()` for `models`, noting in `person` the keys of a layer of the person's. */
+/** The fields of a `models` row a project's files may only narrow, never widen. */
+const NARROW_MODEL_FIELDS = ["contextWindow", "maxOutputTokens"] as const;
+
+/** Where a project's `models` layer came from, and the person's it may only narrow. */
+interface ProjectModels {
+  personModels: ReadonlySet<string>;
+  from: ConfigSource | undefined;
+  kept: ConfigSource | undefined;
+  warn: Warn;
+  sources: Record<string, ConfigSource>;
+}
+
+/**
+ * `mergeByName()` for `models`. From a person's layer (`layer` a set) it notes the keys set;
+ * from a project's, a key the person also set keeps the person's limits (`NARROW_MODEL_FIELDS`):
+ * the project's value is used only when it is no more than the person's, and the person hears
+ * of one ignored. A window where the person's row has none is recorded in `sources`
+ * (`models.<key>.contextWindow`): only the catalog knows how wide the model's is.
+ */
 function mergeModels(
   into: Record<string, ModelSettings>,
   value: unknown,
-  person: Set<string> | undefined,
+  layer: Set<string> | ProjectModels,
 ): void {
-  mergeByName(into, value);
-  for (const name of Object.keys(value as object)) person?.add(name);
+  const rows = value as Record<string, ModelSettings>;
+  if (layer instanceof Set) {
+    mergeByName(into, rows);
+    for (const name of Object.keys(rows)) layer.add(name);
+    return;
+  }
+  for (const [name, row] of Object.entries(rows)) {
+    const entry = { ...row };
+    for (const field of layer.personModels.has(name) ? NARROW_MODEL_FIELDS : []) {
+      const given = entry[field];
+      const kept = into[name]?.[field];
+      const key = `models.${name}.${field}`;
+      if (given === undefined || (kept !== undefined && given <= kept)) continue;
+      if (kept === undefined) {
+        // Only the catalog knows the model's window: connecting bounds it (windowOf()).
+        if (field === "contextWindow" && layer.from !== undefined) layer.sources[key] = layer.from;
+        continue;
+      }
+      delete entry[field];
+      tellIgnored(key, given, kept, { from: layer.from, kept: layer.kept, warn: layer.warn });
+    }
+    into[name] = { ...into[name], ...entry };
+  }
 }
 
 /**
@@ -499,7 +545,7 @@ function keepsNarrower(
  * variable) it came from and the value kept, with where that came from.
  */
 function tellIgnored(
-  key: SettingKey,
+  key: string,
   value: unknown,
   kept: unknown,
   how: { from?: ConfigSource; kept?: ConfigSource; warn: Warn },

@@ -20,6 +20,7 @@ import {
   type ConfigFlags,
   type ConfigSource,
   isExplicitSource,
+  isFlagSource,
   isProjectSource,
   loadConfig,
   projectModelNotice,
@@ -663,6 +664,23 @@ function connectable(settings: TernConfig): TernConfig {
 }
 
 /**
+ * `sources` without the model and provider when the resumed session's replace this run's
+ * (`restoreSessionSettings()`): those are the session's, not chosen by this run's files.
+ */
+function noticeSources(
+  sources: Readonly<Record<string, ConfigSource>>,
+  state: Pick<ReplayState, "model" | "provider">,
+): Record<string, ConfigSource> {
+  const used = { ...sources };
+  if (state.model === undefined || isFlagSource(sources.model) || isFlagSource(sources.provider)) {
+    return used;
+  }
+  delete used.model;
+  if (state.provider !== undefined && state.provider !== UNNAMED_PROVIDER) delete used.provider;
+  return used;
+}
+
+/**
  * Opens an agent session: the config read, the session opened and its settings restored, the
  * sandbox settings checked; then, unless `options.connect` is `"later"`, the models connected
  * and the MCP servers started (in parallel with the rest). The sandbox itself opens later
@@ -676,8 +694,6 @@ export async function openAgentSession(options: AgentSessionOptions): Promise<Ag
   phaseMark("config");
   const ternHome = loaded.config.ternHome;
   const sources = { ...loaded.sources };
-  const notice = projectModelNotice(loaded.config, sources);
-  if (notice !== undefined) options.warn(notice);
   // Before any program starts (MCP servers, git, the sandbox's checks): none of tern's host
   // programs may come from the workspace, where sandboxed commands write (host_programs.ts).
   if (!loaded.config.noSandbox) guardHostPrograms([workspace]);
@@ -704,6 +720,8 @@ export async function openAgentSession(options: AgentSessionOptions): Promise<Ag
     const interrupted = await interruptedRewindNotice(session.path, session.id);
     if (interrupted !== undefined) options.warn(interrupted);
     const { config, notes } = restoreSessionSettings(loaded.config, sources, state);
+    const notice = projectModelNotice(config, noticeSources(sources, state));
+    if (notice !== undefined) options.warn(notice);
     for (const note of notes) options.warn(note);
     const rules = await checkSandboxConfig(config, workspace, readEnv("HOME"));
     const { mode, profile } = loaded.config;

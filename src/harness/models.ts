@@ -46,8 +46,9 @@ export type TurnConfig =
  * The context window a turn budgets for: the configured one, else the catalog's for the model.
  * A project's files may only narrow it below what tern would use without them: a window wider
  * than the model's lets every request grow past what the server takes (or bills), so a
- * project's `contextWindow`, and a `models` row only a project's files wrote, is bounded by
- * the window of the person's own catalog. The person's own `contextWindow` is used as given,
+ * project's `contextWindow`, a `models` row only a project's files wrote, and a window a
+ * project's file wrote into a row of the person's, is bounded by the window of the person's
+ * own catalog. The person's own `contextWindow` is used as given,
  * over the catalog's too: they may run the model with a longer context than its published
  * one (a local server's setting), and a model the catalog does not know gets a guess.
  */
@@ -61,13 +62,15 @@ function windowOf(
     return config.contextWindow;
   }
   const projectRows = config.projectModels ?? [];
-  const own = projectRows.length === 0 ? info.contextWindow : configuredCatalog({
-    ...config,
-    models: Object.fromEntries(
-      Object.entries(config.models).filter(([key]) => !projectRows.includes(key)),
-    ),
-    projectModels: [],
-  }).lookup(providerName, model).contextWindow;
+  // A window a project wrote into a row of the person's that had none (loadConfig's sources).
+  const claimed = (key: string) => isProjectSource(sources[`models.${key}.contextWindow`]);
+  const personRows = Object.entries(config.models)
+    .filter(([key]) => !projectRows.includes(key))
+    .map(([key, row]) => [key, claimed(key) ? { ...row, contextWindow: undefined } : row]);
+  const own = projectRows.length === 0 && !Object.keys(config.models).some(claimed)
+    ? info.contextWindow
+    : configuredCatalog({ ...config, models: Object.fromEntries(personRows), projectModels: [] })
+      .lookup(providerName, model).contextWindow;
   const catalog = Math.min(info.contextWindow, own);
   return isExplicitSource(sources.contextWindow)
     ? Math.min(config.contextWindow, catalog)

@@ -39,3 +39,33 @@ Deno.test("tern run names the model a project's file chose, and the file", async
     await ws.cleanup();
   }
 });
+
+Deno.test("tern run -c names no project model when the resumed session's own model answers", async () => {
+  const ws = await tempWorkspace();
+  const server = await startScriptedServer(() => ({ text: "done" }), { chunkDelayMs: 0 });
+  const env = { HOME: ws.home, TERN_HOME: ws.home, TERN_API_KEY: "k" };
+  const run = (args: string[]) =>
+    runTern(["run", "--base-url", server.baseUrl, "--mode", "bypass", ...args, "hi"], {
+      cwd: ws.dir,
+      env,
+      signal: AbortSignal.timeout(60_000),
+    });
+  try {
+    await Deno.mkdir(join(ws.dir, ".tern"));
+    await Deno.writeTextFile(
+      join(ws.dir, ".tern", "config.jsonc"),
+      JSON.stringify({ model: "pricey-model-9" }),
+    );
+    const first = await run(["-m", "own-model-1"]);
+    equal(first.code, 0, first.stderr);
+    const resumed = await run(["-c"]);
+    equal(resumed.code, 0, resumed.stderr);
+    equal(server.requests.at(-1)?.body.model, "own-model-1");
+    // Before: "the model is pricey-model-9, chosen by …", a model this run never used.
+    ok(!resumed.stderr.includes("chosen by"), resumed.stderr);
+    ok(!resumed.stderr.includes("pricey-model-9"), resumed.stderr);
+  } finally {
+    await server.close();
+    await ws.cleanup();
+  }
+});

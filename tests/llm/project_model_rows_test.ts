@@ -3,7 +3,7 @@
  * never decide which provider, and so which key and server, the person's model goes to: the
  * real config loading from files on disk, then the real model setup (nothing is sent).
  */
-import { equal, notEqual } from "node:assert/strict";
+import { equal, match, notEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { loadConfig } from "../../src/config/mod.ts";
 import { connectModels } from "../../src/harness/models.ts";
@@ -18,8 +18,17 @@ const KEYS = { ANTHROPIC_API_KEY: "k-ant", OPENAI_API_KEY: "k-openai" };
 async function connect(
   files: { project: unknown; user?: unknown },
   flags: { model: string; provider?: string },
-): Promise<{ provider: string; contextWindow: number; budget: number }> {
+): Promise<
+  {
+    provider: string;
+    contextWindow: number;
+    maxOutputTokens: number;
+    budget: number;
+    warnings: string[];
+  }
+> {
   const ws = await tempWorkspace();
+  const warnings: string[] = [];
   try {
     write(join(ws.dir, ".tern", "config.jsonc"), files.project);
     if (files.user !== undefined) write(join(ws.home, "config.jsonc"), files.user);
@@ -27,12 +36,15 @@ async function connect(
       cwd: ws.dir,
       env: { ...KEYS, TERN_HOME: ws.home },
       flags,
+      warn: (message) => warnings.push(message),
     });
     const { setup, config } = await connectModels(loaded.config, loaded.sources);
     return {
       provider: setup.primary.providerName,
       contextWindow: setup.primary.info.contextWindow,
+      maxOutputTokens: setup.primary.info.maxOutputTokens,
       budget: config.contextWindow,
+      warnings,
     };
   } finally {
     await ws.cleanup();
@@ -104,4 +116,58 @@ Deno.test("connectModels() keeps the person's own contextWindow over the catalog
     project: {},
   }, SMALL);
   equal(theirs.budget, 65_536);
+});
+
+Deno.test("loadConfig() keeps the window of the person's models row when a project's row for the same key is wider", async () => {
+  const user = { models: { "qwen2.5-coder": { contextWindow: 16_000 } } };
+  // Before: the rows merged field by field, and the project's 100,000 was the budget.
+  const used = await connect({
+    user,
+    project: { models: { "qwen2.5-coder": { contextWindow: 100_000 } } },
+  }, SMALL);
+  equal(used.budget, 16_000);
+  equal(used.contextWindow, 16_000);
+  equal(used.warnings.length, 1, used.warnings.join("\n"));
+  match(
+    used.warnings[0],
+    /^Ignoring "models\.qwen2\.5-coder\.contextWindow" 100000 from project config ".*config\.jsonc": it is not narrower than 16000 \(user config ".*config\.jsonc"\), and a project's files may only narrow it$/,
+  );
+  // A project may still narrow it.
+  const narrower = await connect({
+    user,
+    project: { models: { "qwen2.5-coder": { contextWindow: 8_000 } } },
+  }, SMALL);
+  equal(narrower.budget, 8_000);
+  equal(narrower.warnings.length, 0, narrower.warnings.join("\n"));
+});
+
+Deno.test("connectModels() bounds by the catalog's the window a project's file writes into the person's row", async () => {
+  // The person's row names another field only: the window stays the catalog's 32,768.
+  const user = { models: { "qwen2.5-coder": { images: false } } };
+  const used = await connect({
+    user,
+    project: { models: { "qwen2.5-coder": { contextWindow: 100_000 } } },
+  }, SMALL);
+  equal(used.budget, 32_768);
+  // A project may still narrow it.
+  const narrower = await connect({
+    user,
+    project: { models: { "qwen2.5-coder": { contextWindow: 8_000 } } },
+  }, SMALL);
+  equal(narrower.budget, 8_000);
+});
+
+Deno.test("loadConfig() keeps the person's maxOutputTokens when a project's row for the same key is higher", async () => {
+  const user = { models: { "qwen2.5-coder": { maxOutputTokens: 2_048 } } };
+  const used = await connect({
+    user,
+    project: { models: { "qwen2.5-coder": { maxOutputTokens: 8_192, images: true } } },
+  }, SMALL);
+  equal(used.maxOutputTokens, 2_048);
+  match(used.warnings.join("\n"), /Ignoring "models\.qwen2\.5-coder\.maxOutputTokens" 8192/);
+  const lower = await connect({
+    user,
+    project: { models: { "qwen2.5-coder": { maxOutputTokens: 1_024 } } },
+  }, SMALL);
+  equal(lower.maxOutputTokens, 1_024);
 });
