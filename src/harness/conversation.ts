@@ -544,10 +544,14 @@ export class Conversation {
 
   /**
    * Writes `record` to the sandbox's audit log, opening the sandbox when no call has yet: for a
-   * call decided outside the gate (the subagent host's tools). Never throws.
+   * call decided outside the gate (the subagent host's tools). Never throws: a record lost
+   * because the sandbox does not open is told as a warning.
    */
   audit(record: AuditRecord): void {
-    this.#openSandbox().then((sandbox) => sandbox.audit(record), () => {});
+    this.#openSandbox().then((sandbox) => sandbox.audit(record)).catch((error) => {
+      const reason = error instanceof Error ? error.message : String(error);
+      this.#warnOnce(`the audit record of a "${record.tool}" call was not written: ${reason}`);
+    });
   }
 
   /**

@@ -3,7 +3,13 @@
  * hash in the session folder (`<folder>/images/<sha256>`), the entries carrying only the hash.
  * A provider wrapper reads them back into each request, keeping the newest a request carries.
  */
-import type { ImagePart, Message } from "../core/messages.ts";
+import type { ImageMediaType, ImagePart, Message } from "../core/messages.ts";
+import {
+  imageSize,
+  imageStructureProblem,
+  MAX_IMAGE_SIDE,
+  sniffImageType,
+} from "../core/image_type.ts";
 import { dirname, join } from "../core/path.ts";
 import { MAX_IMAGE_BYTES, sha256Hex } from "../llm/images.ts";
 import type { Provider } from "../llm/types.ts";
@@ -21,9 +27,15 @@ export function imagesFolder(sessionPath: string): string {
 
 /**
  * Writes `message`'s images into `folder` (once per hash, owner-only) and returns the message
- * as the session stores it: each image without its bytes.
+ * as the session stores it: each image without its bytes. An image whose data is not base64 is
+ * not written (a resumed session then tells it is missing), and `options.warn` is told why; the
+ * turn goes on. Throws only when the folder cannot be written.
  */
-export function storeImages<T extends Message>(message: T, folder: string): T {
+export function storeImages<T extends Message>(
+  message: T,
+  folder: string,
+  options: { warn?: (text: string) => void } = {},
+): T {
   if ((message.role !== "user" && message.role !== "tool") || message.images === undefined) {
     return message;
   }
@@ -35,24 +47,44 @@ export function storeImages<T extends Message>(message: T, folder: string): T {
   }
   for (const image of message.images) {
     if (image.data === "" || !HASH.test(image.sha256)) continue;
-    try {
-      Deno.writeFileSync(join(folder, image.sha256), Uint8Array.fromBase64(image.data), {
-        createNew: true,
-        mode: 0o600,
-      });
-    } catch (error) {
-      if (!(error instanceof Deno.errors.AlreadyExists)) throw asSessionWriteError(folder, error);
+    const bytes = verifiedBytes(image);
+    if (typeof bytes === "string") {
+      options.warn?.(`Cannot store image ${visibleText(image.sha256.slice(0, 12))}: ${bytes}`);
+      continue;
     }
+    writeImage(join(folder, image.sha256), bytes, folder);
   }
   return { ...message, images: message.images.map((image) => ({ ...image, data: "" })) };
 }
 
 /**
+ * The bytes of `image` when its data is base64, else why not. Whether they are what its hash
+ * names is checked when they are read back (`readStored`): a stored file that is not is left
+ * out then, as a missing one is.
+ */
+function verifiedBytes(image: ImagePart): Uint8Array | string {
+  try {
+    return Uint8Array.fromBase64(image.data);
+  } catch {
+    return "its data is not base64";
+  }
+}
+
+/** Writes `bytes` to `path` once: a file already there is the image (or is found not to be). */
+function writeImage(path: string, bytes: Uint8Array, folder: string): void {
+  try {
+    Deno.writeFileSync(path, bytes, { createNew: true, mode: 0o600 });
+  } catch (error) {
+    if (!(error instanceof Deno.errors.AlreadyExists)) throw asSessionWriteError(folder, error);
+  }
+}
+
+/**
  * `provider`, with stored images read back from `folder` into every request. An image whose
- * file is gone, too large or not what its hash says is left out with a note in the text, and so
- * is one carried inline (a tool's in this turn, or a line a session file holds) whose bytes are
- * not what its hash says; past what a request carries (`ImageBudget`: a count and a size) the
- * oldest are left out the same way.
+ * file is gone, too large, not what its hash says or refused by today's image checks
+ * (`sendProblem`) is left out with a note in the text, and so is one carried inline (a tool's in
+ * this turn, or a line a session file holds) whose bytes are not what its hash says; past what a
+ * request carries (`ImageBudget`: a count and a size) the oldest are left out the same way.
  */
 export function withStoredImages(provider: Provider, folder: string): Provider {
   const cache = new Map<string, string>();
@@ -94,10 +126,12 @@ async function loadImages(
       const data = image.data !== ""
         ? await verifiedInline(image, cache)
         : await readStored(image, folder, cache);
-      if (data === undefined) {
+      if (typeof data !== "string") {
         const hash = visibleText(image.sha256.slice(0, 12));
         notes.push(
-          image.data !== ""
+          data !== undefined
+            ? `[image ${hash} is not an image tern sends (${data.problem}): left out]`
+            : image.data !== ""
             ? `[image ${hash} is not the image its hash names: left out]`
             : `[image ${hash} is no longer in the session folder]`,
         );
@@ -120,6 +154,11 @@ async function loadImages(
   return result.reverse();
 }
 
+/** Why an image is left out though its bytes are what its hash names. */
+interface Unsendable {
+  problem: string;
+}
+
 /**
  * The bytes of an image carried inline when they are what its hash says (checked once, then
  * known through `cache`), or undefined.
@@ -140,11 +179,29 @@ async function verifiedInline(
   return image.data;
 }
 
+/**
+ * Why `bytes` are not an image tern sends today, or undefined: the checks an attached image
+ * passes (`imagePart`), run again, since an image stored before a check existed (hollow, or a
+ * side over MAX_IMAGE_SIDE) would otherwise fail every request of a resumed session.
+ */
+function sendProblem(bytes: Uint8Array, mediaType: ImageMediaType): string | undefined {
+  const type = sniffImageType(bytes);
+  if (type === undefined) return "not a PNG, JPEG, GIF or WebP image";
+  if (type !== mediaType) return `a ${type} image recorded as ${visibleText(mediaType)}`;
+  const problem = imageStructureProblem(bytes, type);
+  if (problem !== undefined) return `not a whole image: ${problem}`;
+  const size = imageSize(bytes, type);
+  if (typeof size !== "string" && Math.max(size.width, size.height) > MAX_IMAGE_SIDE) {
+    return `${size.width}×${size.height} pixels, over the ${MAX_IMAGE_SIDE}-pixel limit of a side`;
+  }
+  return undefined;
+}
+
 async function readStored(
   image: ImagePart,
   folder: string,
   cache: Map<string, string>,
-): Promise<string | undefined> {
+): Promise<string | Unsendable | undefined> {
   if (!HASH.test(image.sha256)) return undefined;
   const known = cache.get(image.sha256);
   if (known !== undefined) return known;
@@ -154,6 +211,8 @@ async function readStored(
     if (!info.isFile || info.size > MAX_IMAGE_BYTES) return undefined;
     const bytes = await Deno.readFile(path);
     if (await sha256Hex(bytes) !== image.sha256) return undefined;
+    const problem = sendProblem(bytes, image.mediaType);
+    if (problem !== undefined) return { problem };
     const data = bytes.toBase64();
     cache.set(image.sha256, data);
     return data;

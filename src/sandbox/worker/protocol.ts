@@ -9,6 +9,7 @@
 import type { Observation, ToolDetails, ToolErrorCode } from "../../core/observation.ts";
 import type { ImagePart } from "../../core/messages.ts";
 import { MAX_IMAGE_BYTES } from "../../core/image_part.ts";
+import { sniffImageType } from "../../core/image_type.ts";
 import { streamLines } from "../../core/line_splitter.ts";
 
 /** Starts a tool call in the child. */
@@ -172,7 +173,11 @@ const MAX_IMAGE_BASE64 = Math.ceil(MAX_IMAGE_BYTES / 3) * 4;
 /** Most images one result may carry (read returns one). */
 const MAX_RESULT_IMAGES = 4;
 
-/** The images of a result (read of an image file), or null when they are not well formed. */
+/**
+ * The images of a result (read of an image file), or null when they are not well formed: each
+ * of a known media type, its data base64 of at most MAX_IMAGE_BYTES whose bytes are that type
+ * (by magic number), with a SHA-256 in hex.
+ */
 function parseImages(value: unknown): ImagePart[] | null {
   if (!Array.isArray(value) || value.length > MAX_RESULT_IMAGES) return null;
   const images: ImagePart[] = [];
@@ -184,6 +189,9 @@ function parseImages(value: unknown): ImagePart[] | null {
     ) {
       return null;
     }
+    // The bytes must be base64 of the image the media type names: a provider refuses any other,
+    // and the session would carry the refused image into every later request.
+    if (sniffImageType(decodeBase64(item.data) ?? new Uint8Array()) !== item.mediaType) return null;
     images.push({
       mediaType: item.mediaType as ImagePart["mediaType"],
       data: item.data,
@@ -191,6 +199,14 @@ function parseImages(value: unknown): ImagePart[] | null {
     });
   }
   return images;
+}
+
+function decodeBase64(data: string): Uint8Array | undefined {
+  try {
+    return Uint8Array.fromBase64(data);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
