@@ -121,10 +121,12 @@ Deno.test("InteractiveApp gives back a steering message the context window canno
     [{ toolCalls: [{ id: "c0", name: "nosuch", arguments: "{}" }] }, { text: "done" }],
     new CommandRegistry(),
     undefined,
-    1_000,
+    6_000,
   );
   try {
-    const huge = "word ".repeat(2_000);
+    // The window holds the turn's requests (the system prompt and tools take some thousands of
+    // tokens: a request over the window is not sent at all), but not this message.
+    const huge = "word ".repeat(8_000);
     type(h.app, "first");
     // Typed while the turn runs: steering messages, taken after the tool call.
     type(h.app, "small STEER-MARK");
