@@ -7,13 +7,16 @@ import { basename, dirname } from "../core/path.ts";
 import { hostProgram } from "../core/host_programs.ts";
 
 /**
- * bash: enter `$1` (the existing parent), then make each following part and enter it, stopping
- * where the folder entered is not the one just made (a link swapped in meanwhile). The folder
- * entered stays the same inode whatever is renamed after, so the next part is made in it.
+ * bash, given `readlink` (`$1`) and the existing parent (`$2`): enter the parent, then make each
+ * following part and enter it, stopping where the folder entered is not the one just made (a
+ * link swapped in meanwhile). Where it is comes from the kernel (`/proc/self/cwd`), never from
+ * bash's `pwd -P`, which resolves the path's text again (a link swapped back by then made an
+ * outside folder read as the one made). The folder entered stays the same inode whatever is
+ * renamed after, so the next part is made in it.
  */
-const MAKE_PARTS = 'cd -P -- "$1" && p=$(pwd -P) || exit 1; shift; for part; do ' +
-  'mkdir -- "$part" && cd -P -- "$part" && [ "$(pwd -P)" = "${p%/}/$part" ] || exit 1; ' +
-  'p="${p%/}/$part"; done';
+const MAKE_PARTS = 'r=$1; shift; cd -P -- "$1" && p=$("$r" /proc/self/cwd) || exit 1; shift; ' +
+  'for part; do mkdir -- "$part" && cd -P -- "$part" && ' +
+  '[ "$("$r" /proc/self/cwd)" = "${p%/}/$part" ] || exit 1; p="${p%/}/$part"; done';
 
 /**
  * Makes `folder` and the folders between it and `first`, its first missing part (whose parent
@@ -36,7 +39,15 @@ export async function makeGitDirFolders(first: string, folder: string): Promise<
   const rest = folder === first ? [] : folder.slice(first.length + 1).split("/");
   try {
     const made = await new Deno.Command(hostProgram("bash"), {
-      args: ["-c", MAKE_PARTS, "tern-mkdir", dirname(first), basename(first), ...rest],
+      args: [
+        "-c",
+        MAKE_PARTS,
+        "tern-mkdir",
+        hostProgram("readlink"),
+        dirname(first),
+        basename(first),
+        ...rest,
+      ],
       clearEnv: true,
       stdin: "null",
       stdout: "null",

@@ -10,6 +10,18 @@ import { temp } from "../support/host_tool.ts";
 import { flipperNeed, whileFlipping } from "../support/link_flipper.ts";
 import { testWith } from "../support/needs.ts";
 
+/** Removes what is at `path`: a link itself (never what it leads to), a folder with its content. */
+function removeEntry(path: string): void {
+  let info: Deno.FileInfo;
+  try {
+    info = Deno.lstatSync(path);
+  } catch {
+    return;
+  }
+  if (info.isDirectory) Deno.removeSync(path, { recursive: true });
+  else Deno.removeSync(path);
+}
+
 /** How long the race runs at most (it stops at the first leak). */
 const RACE_MS = 8_000;
 const ATTEMPTS = 150;
@@ -28,11 +40,10 @@ testWith(
           await makeGitDirFolders(join(ws, "deep"), join(ws, "deep", "a", "wt-git"));
         });
         equal([...Deno.readDirSync(outside)].length, 0, `a folder was made outside (try ${i})`);
-        await Deno.remove(join(ws, "deep"), { recursive: true }).catch(() => {});
-        if (Deno.lstatSync(join(ws, "lnk")).isDirectory) {
-          await Deno.remove(join(ws, "lnk"), { recursive: true });
-          Deno.symlinkSync(outside, join(ws, "lnk"));
-        }
+        // Back to the start, whichever name the last swap left where: a link is unlinked, never
+        // followed; the folder tern made is removed with what it holds.
+        for (const name of ["deep", "lnk"]) removeEntry(join(ws, name));
+        Deno.symlinkSync(outside, join(ws, "lnk"));
       }
     } finally {
       await Deno.remove(ws, { recursive: true });
