@@ -11,6 +11,7 @@ import {
   needsCompaction,
 } from "../context/compaction_types.ts";
 import { estimateRequestTokens, REQUEST_OVERHEAD_TOKENS } from "../context/tokens.ts";
+import { knownSpecTokens } from "../core/spec_tokens.ts";
 import { visibleText } from "../core/terminal_text.ts";
 import type { Provider, ToolSpec } from "../llm/types.ts";
 import type { Session } from "../session/session.ts";
@@ -225,12 +226,21 @@ export function compactionHook(
   };
 }
 
-/** True when `request` cannot be over `contextWindow` estimated tokens, by its characters. */
+/**
+ * True when `request` cannot be over `contextWindow` estimated tokens, by its characters and
+ * the specs' estimates known ahead.
+ */
 function surelyFits(request: Message[], specs: ToolSpec[], contextWindow: number): boolean {
   let chars = 0;
+  let tokens = REQUEST_OVERHEAD_TOKENS;
   for (const message of request) chars += JSON.stringify(message).length;
-  for (const spec of specs) chars += JSON.stringify(spec).length;
-  return chars * MAX_TOKENS_PER_CHAR + REQUEST_OVERHEAD_TOKENS <= contextWindow;
+  for (const spec of specs) {
+    // The built-in tools' estimates are known ahead: most of a first request's characters.
+    const known = knownSpecTokens(spec);
+    if (known === undefined) chars += JSON.stringify(spec).length;
+    else tokens += known;
+  }
+  return chars * MAX_TOKENS_PER_CHAR + tokens <= contextWindow;
 }
 
 /**

@@ -26,6 +26,7 @@
  */
 import type { Message } from "../core/messages.ts";
 import type { ToolSpec } from "../core/tool_spec.ts";
+import { knownSpecTokens } from "../core/spec_tokens.ts";
 import { isSplitCjk } from "./_cjk_single_tokens.ts";
 import { countTokenClasses, type TokenClassCounts } from "./_token_classes.ts";
 
@@ -196,7 +197,8 @@ export function estimateMessageTokens(message: Message): number {
  * it there (Anthropic drops earlier turns' thinking), so a long task's rounds of reasoning
  * would otherwise fill the window unseen. Never throws. With `cache`, each message (by
  * identity) and each tool spec (by its `parameters` object) is estimated once: for a caller
- * that estimates a growing conversation before every round.
+ * that estimates a growing conversation before every round. A spec whose estimate is known
+ * ahead (`core/spec_tokens.ts`: the built-in tools') is not estimated again.
  */
 export function estimateRequestTokens(
   messages: Message[],
@@ -220,7 +222,10 @@ export function estimateRequestTokens(
     }
   }
   for (const tool of tools) {
-    tokens += cost(tool.parameters, () => estimateTokens(JSON.stringify(tool)));
+    tokens += cost(
+      tool.parameters,
+      () => knownSpecTokens(tool) ?? estimateTokens(JSON.stringify(tool)),
+    );
   }
   return tokens;
 }

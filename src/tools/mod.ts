@@ -7,10 +7,16 @@
  * earlier through `preloadBuiltinTools()` while the first request is in flight.
  */
 import type { JsonSchema } from "../core/tool_spec.ts";
+import { rememberSpecTokens } from "../core/spec_tokens.ts";
 import type { RunsIn, Tool } from "./define.ts";
 import manifest from "./builtin_manifest.json" with { type: "json" };
 import type { BuiltinToolOptions } from "./builtin.ts";
-import { bashDefaultTimeout, bashDescription, bashParameters } from "./bash_spec.ts";
+import {
+  bashDefaultTimeout,
+  bashDescription,
+  bashParameters,
+  DEFAULT_BASH_TIMEOUT_MS,
+} from "./bash_spec.ts";
 
 export type { BuiltinToolOptions } from "./builtin.ts";
 export type { NetworkAccess, RunsIn, Tool, ToolContext, ToolPath } from "./define.ts";
@@ -31,10 +37,13 @@ export interface ManifestEntry {
   guidance?: string;
   /** Every subagent gets it (see `ToolDefinition.subagentBase`). */
   subagentBase?: true;
+  /** The estimated tokens of the spec as a request sends it (name, description, parameters). */
+  tokens: number;
 }
 
 /** The manifest, in the order the model sees the tools. */
 export const BUILTIN_MANIFEST: readonly ManifestEntry[] = manifest as ManifestEntry[];
+for (const entry of BUILTIN_MANIFEST) rememberSpecTokens(entry, entry.tokens);
 
 /**
  * Loads the implementations once per options object; later calls share the promise. With a
@@ -102,7 +111,8 @@ export function builtinTools(
   const bashMs = bashDefaultTimeout(options.bashTimeoutMs);
   return BUILTIN_MANIFEST.map((entry) =>
     lazyTool(
-      entry.name === BASH_TOOL
+      // The manifest's bash states the default timeout (and its estimate is known ahead).
+      entry.name === BASH_TOOL && bashMs !== DEFAULT_BASH_TIMEOUT_MS
         ? { ...entry, description: bashDescription(bashMs), parameters: bashParameters(bashMs) }
         : entry,
       load,

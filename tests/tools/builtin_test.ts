@@ -10,6 +10,8 @@ import {
 import { ToolRegistry } from "../../src/tools/registry.ts";
 import { createBashTool } from "../../src/tools/bash.ts";
 import { assertJsonSnapshot } from "./_snapshot.ts";
+import { estimateRequestTokens, estimateTokens } from "../../src/context/tokens.ts";
+import { knownSpecTokens } from "../../src/core/spec_tokens.ts";
 
 Deno.test("createBuiltinTools() returns the sixteen tools in order with their capabilities", () => {
   const tools = createBuiltinTools();
@@ -53,6 +55,12 @@ Deno.test("createBuiltinTools() schemas, descriptions and capabilities match the
     parameters: tool.parameters,
     guidance: tool.guidance,
     ...(tool.subagentBase ? { subagentBase: true } : {}),
+    // What the request's size check counts for the spec without estimating it again.
+    tokens: estimateTokens(JSON.stringify({
+      name: tool.name,
+      description: tool.description,
+      parameters: tool.parameters,
+    })),
   }));
   await assertJsonSnapshot(
     new URL("../../src/tools/builtin_manifest.json", import.meta.url),
@@ -183,4 +191,27 @@ Deno.test("builtinTools() tells the model the bash timeout it was configured wit
       .map((tool) => tool.description),
     BUILTIN_MANIFEST.filter((entry) => entry.name !== "bash").map((entry) => entry.description),
   );
+});
+
+Deno.test("the built-in specs' estimates known ahead are the estimator's, and only for the spec as the manifest has it", () => {
+  const registry = new ToolRegistry(builtinTools(builtinLoader(), { bashTimeoutMs: 120_000 }));
+  const specs = registry.specs();
+  equal(specs.length, BUILTIN_MANIFEST.length);
+  for (const spec of specs) {
+    const known = knownSpecTokens(spec);
+    equal(known, estimateTokens(JSON.stringify(spec)), spec.name);
+    // The request's estimate counts what it would have estimated.
+    equal(
+      estimateRequestTokens([], [spec]),
+      estimateRequestTokens([], [{ ...spec, parameters: structuredClone(spec.parameters) }]),
+    );
+  }
+  // A bash stating another timeout, or a reworded tool, is estimated anew.
+  const bash = new ToolRegistry(builtinTools(builtinLoader(), { bashTimeoutMs: 5_000 })).specs()
+    .find((spec) => spec.name === "bash")!;
+  equal(knownSpecTokens(bash), undefined);
+  const read = specs.find((spec) => spec.name === "read")!;
+  const reworded = { ...read, description: read.description + " ".repeat(400) + "x".repeat(4000) };
+  equal(knownSpecTokens(reworded), undefined);
+  ok(estimateRequestTokens([], [reworded]) > estimateRequestTokens([], [read]) + 100);
 });
