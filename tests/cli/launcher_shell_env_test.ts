@@ -140,6 +140,50 @@ Deno.test("bin/tern's Deno takes no NODE_OPTIONS file and writes no coverage int
   }
 });
 
+/**
+ * A stand-in checkout at `root`: tern's bin/tern and bin/_env.sh, with a main.ts that imports
+ * an npm package (`arg`) and says what it got.
+ */
+async function standInCheckout(root: string): Promise<void> {
+  await Deno.mkdir(join(root, "bin"), { recursive: true });
+  for (const file of ["bin/tern", "bin/_env.sh"]) {
+    await Deno.copyFile(join(ROOT, file), join(root, file));
+  }
+  await Deno.writeTextFile(
+    join(root, "deno.json"),
+    '{ "nodeModulesDir": "auto", "imports": { "arg": "npm:arg@5.0.2" } }\n',
+  );
+  await Deno.writeTextFile(
+    join(root, "main.ts"),
+    'import arg from "arg";\nconsole.log("tern", typeof arg);\n',
+  );
+}
+
+/** A package named `arg` in `folder` whose code, if it ever runs, writes `marker`. */
+async function plantedArg(folder: string, marker: string): Promise<void> {
+  await Deno.mkdir(folder);
+  await Deno.writeTextFile(
+    join(folder, "package.json"),
+    '{ "name": "arg", "version": "5.0.2", "main": "index.js" }\n',
+  );
+  await Deno.writeTextFile(
+    join(folder, "index.js"),
+    `require("node:fs").writeFileSync(${JSON.stringify(marker)}, "ran");\n` +
+      "module.exports = () => ({});\n",
+  );
+}
+
+/** The launcher's environment for a stand-in checkout, its home and temp folder in `folder`. */
+function standInEnv(folder: string): Record<string, string> {
+  return {
+    PATH: "/usr/bin:/bin",
+    HOME: join(folder, "home"),
+    TERN_DENO_BIN: Deno.execPath(),
+    DENO_DIR: Deno.env.get("DENO_DIR") ?? join(Deno.env.get("HOME") ?? "/", ".cache/deno"),
+    TMPDIR: folder,
+  };
+}
+
 Deno.test("bin/tern does not start as a member of a Deno workspace above its checkout", async () => {
   // A folder that holds a checkout of its own (bin/tern, bin/_env.sh, a main.ts that imports an
   // npm package), as a workspace that holds tern's checkout does: a command could write there.
@@ -147,36 +191,10 @@ Deno.test("bin/tern does not start as a member of a Deno workspace above its che
   const root = join(above, "tern");
   const marker = join(above, "planted");
   try {
-    await Deno.mkdir(join(root, "bin"), { recursive: true });
-    for (const file of ["bin/tern", "bin/_env.sh"]) {
-      await Deno.copyFile(join(ROOT, file), join(root, file));
-    }
-    await Deno.writeTextFile(
-      join(root, "deno.json"),
-      '{ "nodeModulesDir": "auto", "imports": { "arg": "npm:arg@5.0.2" } }\n',
-    );
-    await Deno.writeTextFile(
-      join(root, "main.ts"),
-      'import arg from "arg";\nconsole.log("tern", typeof arg);\n',
-    );
+    await standInCheckout(root);
     // The package a link would put in place of `arg`.
-    await Deno.mkdir(join(above, "arg"));
-    await Deno.writeTextFile(
-      join(above, "arg", "package.json"),
-      '{ "name": "arg", "version": "5.0.2", "main": "index.js" }\n',
-    );
-    await Deno.writeTextFile(
-      join(above, "arg", "index.js"),
-      `require("node:fs").writeFileSync(${JSON.stringify(marker)}, "ran");\n` +
-        "module.exports = () => ({});\n",
-    );
-    const env = {
-      PATH: "/usr/bin:/bin",
-      HOME: join(above, "home"),
-      TERN_DENO_BIN: Deno.execPath(),
-      DENO_DIR: Deno.env.get("DENO_DIR") ?? join(Deno.env.get("HOME") ?? "/", ".cache/deno"),
-      TMPDIR: above,
-    };
+    await plantedArg(join(above, "arg"), marker);
+    const env = standInEnv(above);
     const tern = () =>
       runLauncher(["--help"], { cwd: above, env, launcher: join(root, "bin/tern") });
     // A deno.json above that is no workspace changes nothing, nor does an npm workspace.
@@ -215,36 +233,10 @@ Deno.test("bin/tern's Deno reads no package.json a command could plant at the ch
   const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "tern-pkg-" }));
   const marker = join(root, "planted");
   try {
-    await Deno.mkdir(join(root, "bin"));
-    for (const file of ["bin/tern", "bin/_env.sh"]) {
-      await Deno.copyFile(join(ROOT, file), join(root, file));
-    }
-    await Deno.writeTextFile(
-      join(root, "deno.json"),
-      '{ "nodeModulesDir": "auto", "imports": { "arg": "npm:arg@5.0.2" } }\n',
-    );
-    await Deno.writeTextFile(
-      join(root, "main.ts"),
-      'import arg from "arg";\nconsole.log("tern", typeof arg);\n',
-    );
+    await standInCheckout(root);
     await Deno.writeTextFile(join(root, "package.json"), '{ "workspaces": ["evil"] }\n');
-    await Deno.mkdir(join(root, "evil"));
-    await Deno.writeTextFile(
-      join(root, "evil", "package.json"),
-      '{ "name": "arg", "version": "5.0.2", "main": "index.js" }\n',
-    );
-    await Deno.writeTextFile(
-      join(root, "evil", "index.js"),
-      `require("node:fs").writeFileSync(${JSON.stringify(marker)}, "ran");\n` +
-        "module.exports = () => ({});\n",
-    );
-    const env = {
-      PATH: "/usr/bin:/bin",
-      HOME: join(root, "home"),
-      TERN_DENO_BIN: Deno.execPath(),
-      DENO_DIR: Deno.env.get("DENO_DIR") ?? join(Deno.env.get("HOME") ?? "/", ".cache/deno"),
-      TMPDIR: root,
-    };
+    await plantedArg(join(root, "evil"), marker);
+    const env = standInEnv(root);
     const run = await runLauncher(["--help"], {
       cwd: root,
       env,

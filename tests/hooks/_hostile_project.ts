@@ -4,7 +4,8 @@
  * trusted as `tern hooks trust` would.
  */
 import { join } from "node:path";
-import { loadHooks, trustHooks } from "../../src/sandbox/hooks/load.ts";
+import { loadHooks } from "../../src/sandbox/hooks/load.ts";
+import { trustHooks } from "./_trust.ts";
 import type { ModelRequest } from "../../src/llm/types.ts";
 
 /** Runs `body` in a fresh workspace whose trusted hooks are `hooks`, with `scripts` in `.hooks/`. */

@@ -6,7 +6,8 @@
 import { equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { openAgentSession } from "../../src/harness/agent_session.ts";
-import { loadHooks, trustHooks } from "../../src/sandbox/hooks/load.ts";
+import { loadHooks } from "../../src/sandbox/hooks/load.ts";
+import { trustHooks } from "./_trust.ts";
 import { MAX_HOOK_TEXT_CHARS } from "../../src/sandbox/hooks/run.ts";
 import { withScriptedServer } from "../support/scripted_server.ts";
 import { bwrapNeed, testWith } from "../support/needs.ts";

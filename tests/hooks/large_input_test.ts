@@ -10,7 +10,8 @@ import { HookRunner } from "../../src/sandbox/hooks/run.ts";
 import { PermissionGate } from "../../src/agent/permission_gate.ts";
 import type { ToolContext } from "../../src/tools/define.ts";
 import { builtinLoader, builtinTools } from "../../src/tools/mod.ts";
-import { loadHooks, trustHooks } from "../../src/sandbox/hooks/load.ts";
+import { loadHooks } from "../../src/sandbox/hooks/load.ts";
+import { trustHooks } from "./_trust.ts";
 import { type Box, expectError, withGate } from "../agent/_gate_box.ts";
 import { bwrapNeed } from "../support/needs.ts";
 

@@ -5,7 +5,8 @@
 import { deepEqual, equal, match, ok, rejects } from "node:assert/strict";
 import { join } from "node:path";
 import { matches } from "../../src/sandbox/hooks/config.ts";
-import { loadHooks, trustHooks } from "../../src/sandbox/hooks/load.ts";
+import { loadHooks } from "../../src/sandbox/hooks/load.ts";
+import { trustHooks } from "./_trust.ts";
 import { NOT_HASHED } from "../../src/mcp/_pinned_files.ts";
 
 async function places(): Promise<{ root: string; ternHome: string; workspace: string }> {

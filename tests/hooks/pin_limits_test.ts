@@ -12,7 +12,8 @@ import {
   pinChanges,
   pinnedFiles,
 } from "../../src/mcp/_pinned_files.ts";
-import { loadHooks, trustHooks } from "../../src/sandbox/hooks/load.ts";
+import { loadHooks } from "../../src/sandbox/hooks/load.ts";
+import { trustHooks } from "./_trust.ts";
 
 async function withDirs(
   body: (dirs: { root: string; ternHome: string; workspace: string; outside: string }) => Promise<

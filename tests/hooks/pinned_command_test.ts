@@ -7,7 +7,8 @@ import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { readHookCommand } from "../../src/mcp/_pinned_command.ts";
 import { hooksText } from "../../src/cli/hooks.ts";
-import { loadHooks, trustHooks } from "../../src/sandbox/hooks/load.ts";
+import { loadHooks } from "../../src/sandbox/hooks/load.ts";
+import { trustHooks } from "./_trust.ts";
 
 const WS = "/ws";
 /** A workspace whose scripts exist: a script that does not exist as named is never followed. */

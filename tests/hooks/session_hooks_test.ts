@@ -7,7 +7,8 @@
 import { equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { openAgentSession } from "../../src/harness/agent_session.ts";
-import { loadHooks, trustHooks } from "../../src/sandbox/hooks/load.ts";
+import { loadHooks } from "../../src/sandbox/hooks/load.ts";
+import { trustHooks } from "./_trust.ts";
 import type { ModelRequest } from "../../src/llm/types.ts";
 import { withScriptedServer } from "../support/scripted_server.ts";
 import { bwrapNeed } from "../support/needs.ts";

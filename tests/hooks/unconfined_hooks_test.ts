@@ -6,7 +6,8 @@
 import { equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { HookRunner } from "../../src/sandbox/hooks/run.ts";
-import { loadHooks, trustHooks } from "../../src/sandbox/hooks/load.ts";
+import { loadHooks } from "../../src/sandbox/hooks/load.ts";
+import { trustHooks } from "./_trust.ts";
 import { createUnsandboxedRunner } from "../../src/sandbox/shell_runner.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
 import { runTern } from "../support/tern_process.ts";

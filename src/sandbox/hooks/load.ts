@@ -80,26 +80,6 @@ export async function loadHooks(
 }
 
 /**
- * Records the project hook files of `sources` as trusted as they are now, pinning the files
- * their commands name (and the files beside those) afresh.
- * @throws {RangeError} for a source that could not be read (`unreadable`): nothing is recorded.
- */
-export async function trustHooks(
-  places: { ternHome: string; workspace: string },
-  sources: readonly HookSource[],
-): Promise<void> {
-  const unreadable = sources.find((source) => source.unreadable !== undefined);
-  if (unreadable !== undefined) {
-    throw new RangeError(
-      `Cannot trust the hooks of "${unreadable.file}": it cannot be read (${unreadable.unreadable})`,
-    );
-  }
-  const pinned: HookSource[] = [];
-  for (const source of sources) pinned.push(await pinHookFiles(source, places.workspace));
-  await trustPinned(places, pinned);
-}
-
-/**
  * Records `sources` as trusted exactly as they are given: sources {@linkcode pinForTrust} made,
  * so what is recorded is what their digests were taken of, never a later read of the files.
  */
