@@ -281,7 +281,7 @@ function overWindow(
     `context window of ${contextWindow}${compacted ? " even after compaction" : ""} ` +
     `(${parts.join("; ")}): shorten the largest part (the message, AGENTS.md or other context ` +
     "files, a pin, or toolResultChars for tool results) or set contextWindow higher if the " +
-    "model takes more";
+    "model takes more (a fallback model's window is its \"models\" row's contextWindow)";
 }
 
 /** What a message of the conversation is, for the person. */

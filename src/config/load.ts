@@ -358,8 +358,9 @@ function mergeModels(
       const key = `models.${name}.${field}`;
       if (given === undefined || (kept !== undefined && given <= kept)) continue;
       if (kept === undefined) {
-        // Only the catalog knows the model's window: connecting bounds it (windowOf()).
-        if (field === "contextWindow" && layer.from !== undefined) layer.sources[key] = layer.from;
+        // Only the catalog knows the model's window and output limit: connecting bounds them
+        // (ownLimits() in src/harness/models.ts).
+        if (layer.from !== undefined) layer.sources[key] = layer.from;
         continue;
       }
       delete entry[field];

@@ -73,6 +73,8 @@ export interface ResolvedProvider {
 export interface ModelSetup {
   router: Router;
   primary: RouteTarget;
+  /** The fallback chain's targets, in order, after `primary`. */
+  fallbacks: RouteTarget[];
   catalog: ModelCatalog;
   /**
    * When a project's file chose the model (`config.ownModel`): the model the person's own
@@ -105,6 +107,7 @@ export function setupModels(config: ModelConfig, explicit: ExplicitSettings): Mo
   return {
     router,
     primary: targets[0],
+    fallbacks: targets.slice(1),
     catalog,
     ...(own === undefined
       ? {}
