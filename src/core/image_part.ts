@@ -6,6 +6,7 @@
  */
 import type { ImagePart } from "./messages.ts";
 import { imageSize, imageStructureProblem, MAX_IMAGE_SIDE, sniffImageType } from "./image_type.ts";
+import { visibleText } from "./terminal_text.ts";
 
 /** The largest image sent (Anthropic's per-image limit; OpenAI's is larger). */
 export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
@@ -36,6 +37,32 @@ export async function imagePart(bytes: Uint8Array, name: string): Promise<ImageP
     );
   }
   return { mediaType, data: bytes.toBase64(), sha256: await sha256Hex(bytes) };
+}
+
+/**
+ * Why `bytes`, recorded as `mediaType`, are not an image tern sends, or undefined: the checks
+ * `imagePart()` makes (type by magic number, size, structure, longest side), for an image that
+ * did not come through it here (a session line, an image file stored by an older tern, a tool
+ * worker's result). A provider refuses such an image, and the session would carry it into every
+ * later request. Never throws.
+ */
+export function imageProblem(bytes: Uint8Array, mediaType: string): string | undefined {
+  const type = sniffImageType(bytes);
+  if (type === undefined) return "not a PNG, JPEG, GIF or WebP image";
+  if (type !== mediaType) {
+    const recorded = visibleText(mediaType.slice(0, 40));
+    return `a ${type.slice(6).toUpperCase()} image recorded as ${recorded}`;
+  }
+  if (bytes.length > MAX_IMAGE_BYTES) {
+    return `${bytes.length} bytes, over the ${MAX_IMAGE_BYTES}-byte limit`;
+  }
+  const problem = imageStructureProblem(bytes, type);
+  if (problem !== undefined) return `not a whole image: ${problem}`;
+  const size = imageSize(bytes, type);
+  if (typeof size !== "string" && Math.max(size.width, size.height) > MAX_IMAGE_SIDE) {
+    return `${size.width}×${size.height} pixels, over the ${MAX_IMAGE_SIDE}-pixel limit of a side`;
+  }
+  return undefined;
 }
 
 /** Why an image of `size` bytes is refused: over the limit, and what to do instead. */

@@ -3,15 +3,9 @@
  * hash in the session folder (`<folder>/images/<sha256>`), the entries carrying only the hash.
  * A provider wrapper reads them back into each request, keeping the newest a request carries.
  */
-import type { ImageMediaType, ImagePart, Message } from "../core/messages.ts";
-import {
-  imageSize,
-  imageStructureProblem,
-  MAX_IMAGE_SIDE,
-  sniffImageType,
-} from "../core/image_type.ts";
+import type { ImagePart, Message } from "../core/messages.ts";
+import { imageProblem, MAX_IMAGE_BYTES, sha256Hex } from "../core/image_part.ts";
 import { dirname, join } from "../core/path.ts";
-import { MAX_IMAGE_BYTES, sha256Hex } from "../llm/images.ts";
 import type { Provider } from "../llm/types.ts";
 import { ImageBudget, OLDER_IMAGE_NOTE } from "../core/image_budget.ts";
 import { asSessionWriteError } from "./errors.ts";
@@ -80,36 +74,55 @@ function writeImage(path: string, bytes: Uint8Array, folder: string): void {
 }
 
 /**
- * `provider`, with stored images read back from `folder` into every request. An image whose
- * file is gone, too large, not what its hash says or refused by today's image checks
- * (`sendProblem`) is left out with a note in the text, and so is one carried inline (a tool's in
- * this turn, or a line a session file holds) whose bytes are not what its hash says; past what a
- * request carries (`ImageBudget`: a count and a size) the oldest are left out the same way.
+ * `provider`, with stored images read back from `folder` into every request. Every image a
+ * request carries, stored or inline (a tool's in this turn, or a line an older session file
+ * holds), passes today's image checks (`imageProblem`: type, size, structure, longest side)
+ * once, the outcome kept while requests still carry it; one whose file is gone, whose bytes are
+ * not what its hash says, or that the checks refuse is left out with a note in the text, and
+ * past what a request carries (`ImageBudget`: a count and a size) the oldest are left out the
+ * same way.
  */
 export function withStoredImages(provider: Provider, folder: string): Provider {
-  const cache = new Map<string, string>();
+  const checks: ImageChecks = { stored: new Map(), gone: new Set(), inline: new WeakMap() };
   return {
     name: provider.name,
     async *stream(request, signal) {
-      const messages = await loadImages(request.messages, folder, cache);
+      const messages = await loadImages(request.messages, folder, checks);
       yield* provider.stream({ ...request, messages }, signal);
     },
   };
 }
 
+/** Why an image is left out though its bytes are what its hash names. */
+interface Unsendable {
+  problem: string;
+}
+
+/**
+ * What the checks found, so that each image is checked once, not at every request. `stored`, by
+ * hash and media type, holds what a stored file is (base64 to send, or why not) and `gone` the
+ * hashes whose file is missing or not what the hash says, both while requests still carry them.
+ * `inline` holds what each image carried inline is (undefined: not what its hash says).
+ */
+interface ImageChecks {
+  stored: Map<string, string | Unsendable>;
+  gone: Set<string>;
+  inline: WeakMap<ImagePart, string | Unsendable | undefined>;
+}
+
 async function loadImages(
   messages: Message[],
   folder: string,
-  cache: Map<string, string>,
+  checks: ImageChecks,
 ): Promise<Message[]> {
   if (!messages.some((m) => (m.role === "user" || m.role === "tool") && m.images?.length)) {
     return messages;
   }
   const budget = new ImageBudget();
   const result: Message[] = [];
-  // The cache keeps only this request's images: what the next request sends again, never
+  // What is kept is only this request's images: what the next request sends again, never
   // every image a long session has shown.
-  const used = new Set<string>();
+  const seen = new Set<string>();
   for (let i = messages.length - 1; i >= 0; i--) {
     const message = messages[i];
     if ((message.role !== "user" && message.role !== "tool") || !message.images?.length) {
@@ -123,9 +136,7 @@ async function loadImages(
         notes.push(OLDER_IMAGE_NOTE);
         continue;
       }
-      const data = image.data !== ""
-        ? await verifiedInline(image, cache)
-        : await readStored(image, folder, cache);
+      const data = await checkedImage(image, folder, checks, seen);
       if (typeof data !== "string") {
         const hash = visibleText(image.sha256.slice(0, 12));
         notes.push(
@@ -142,7 +153,6 @@ async function loadImages(
         continue;
       }
       kept.unshift({ ...image, data });
-      used.add(image.sha256);
     }
     const content = notes.length === 0
       ? message.content
@@ -150,72 +160,79 @@ async function loadImages(
     const { images: _images, ...rest } = message;
     result.push(kept.length > 0 ? { ...message, content, images: kept } : { ...rest, content });
   }
-  for (const hash of cache.keys()) if (!used.has(hash)) cache.delete(hash);
+  for (const key of checks.stored.keys()) if (!seen.has(key)) checks.stored.delete(key);
+  for (const key of checks.gone) if (!seen.has(key)) checks.gone.delete(key);
   return result.reverse();
 }
 
-/** Why an image is left out though its bytes are what its hash names. */
-interface Unsendable {
-  problem: string;
+/**
+ * The base64 of `image` to send, why it is not sent, or undefined when its bytes are not what
+ * its hash names (or its stored file is gone). Checked once: the outcome is kept in `checks`,
+ * a stored image's under the keys `seen` is told.
+ */
+async function checkedImage(
+  image: ImagePart,
+  folder: string,
+  checks: ImageChecks,
+  seen: Set<string>,
+): Promise<string | Unsendable | undefined> {
+  if (image.data !== "") {
+    if (checks.inline.has(image)) return checks.inline.get(image);
+    const outcome = await checkedInline(image);
+    checks.inline.set(image, outcome);
+    return outcome;
+  }
+  if (!HASH.test(image.sha256)) return undefined;
+  // The hash names the bytes, the media type is what a provider is told they are.
+  const key = `${image.sha256} ${image.mediaType}`;
+  seen.add(key).add(image.sha256);
+  const known = checks.stored.get(key);
+  if (known !== undefined) return known;
+  if (checks.gone.has(image.sha256)) return undefined;
+  const bytes = await readStored(image, folder);
+  if (bytes === undefined) {
+    checks.gone.add(image.sha256);
+    return undefined;
+  }
+  const problem = imageProblem(bytes, image.mediaType);
+  const outcome = problem !== undefined ? { problem } : bytes.toBase64();
+  checks.stored.set(key, outcome);
+  return outcome;
 }
 
 /**
- * The bytes of an image carried inline when they are what its hash says (checked once, then
- * known through `cache`), or undefined.
+ * The data of an image carried inline when it is base64 of the bytes its hash names and they
+ * pass today's checks, why not when they fail them, or undefined when they are not what its
+ * hash names. Base64 that is not as tern writes it (spaces, no padding) is refused too: the
+ * data goes out as it is, and a provider may refuse it.
  */
-async function verifiedInline(
-  image: ImagePart,
-  cache: Map<string, string>,
-): Promise<string | undefined> {
-  if (cache.get(image.sha256) === image.data) return image.data;
+async function checkedInline(image: ImagePart): Promise<string | Unsendable | undefined> {
+  if (image.data.length > MAX_IMAGE_BASE64) {
+    return { problem: `over the ${MAX_IMAGE_BYTES}-byte limit` };
+  }
   let bytes: Uint8Array;
   try {
     bytes = Uint8Array.fromBase64(image.data);
   } catch {
     return undefined;
   }
-  if (await sha256Hex(bytes) !== image.sha256) return undefined;
-  cache.set(image.sha256, image.data);
-  return image.data;
+  if (!HASH.test(image.sha256) || await sha256Hex(bytes) !== image.sha256) return undefined;
+  if (bytes.toBase64() !== image.data) return { problem: "its data is not plain base64" };
+  const problem = imageProblem(bytes, image.mediaType);
+  return problem !== undefined ? { problem } : image.data;
 }
 
-/**
- * Why `bytes` are not an image tern sends today, or undefined: the checks an attached image
- * passes (`imagePart`), run again, since an image stored before a check existed (hollow, or a
- * side over MAX_IMAGE_SIDE) would otherwise fail every request of a resumed session.
- */
-function sendProblem(bytes: Uint8Array, mediaType: ImageMediaType): string | undefined {
-  const type = sniffImageType(bytes);
-  if (type === undefined) return "not a PNG, JPEG, GIF or WebP image";
-  if (type !== mediaType) return `a ${type} image recorded as ${visibleText(mediaType)}`;
-  const problem = imageStructureProblem(bytes, type);
-  if (problem !== undefined) return `not a whole image: ${problem}`;
-  const size = imageSize(bytes, type);
-  if (typeof size !== "string" && Math.max(size.width, size.height) > MAX_IMAGE_SIDE) {
-    return `${size.width}×${size.height} pixels, over the ${MAX_IMAGE_SIDE}-pixel limit of a side`;
-  }
-  return undefined;
-}
+/** Base64 of MAX_IMAGE_BYTES, rounded up. */
+const MAX_IMAGE_BASE64 = Math.ceil(MAX_IMAGE_BYTES / 3) * 4;
 
-async function readStored(
-  image: ImagePart,
-  folder: string,
-  cache: Map<string, string>,
-): Promise<string | Unsendable | undefined> {
-  if (!HASH.test(image.sha256)) return undefined;
-  const known = cache.get(image.sha256);
-  if (known !== undefined) return known;
+/** The bytes of a stored image when its file is there, not too large, and what its hash says. */
+async function readStored(image: ImagePart, folder: string): Promise<Uint8Array | undefined> {
   try {
     const path = join(folder, image.sha256);
     const info = await Deno.lstat(path);
     if (!info.isFile || info.size > MAX_IMAGE_BYTES) return undefined;
     const bytes = await Deno.readFile(path);
-    if (await sha256Hex(bytes) !== image.sha256) return undefined;
-    const problem = sendProblem(bytes, image.mediaType);
-    if (problem !== undefined) return { problem };
-    const data = bytes.toBase64();
-    cache.set(image.sha256, data);
-    return data;
+    return await sha256Hex(bytes) === image.sha256 ? bytes : undefined;
   } catch {
     return undefined;
   }

@@ -38,3 +38,37 @@ Deno.test("parseChildMessage() refuses a result image that is not base64 of its 
   ];
   for (const image of malformed) equal(parseChildMessage(result(image)), null, image.data);
 });
+
+Deno.test("parseChildMessage() refuses a result image that is not a whole image within the limits", async () => {
+  const view = (bytes: Uint8Array) => new DataView(bytes.buffer);
+  const huge = PNG.slice();
+  view(huge).setUint32(16, 100_000);
+  view(huge).setUint32(20, 100_000);
+  const zeroWide = PNG.slice();
+  view(zeroWide).setUint32(16, 0);
+  const broken = [
+    // A header claiming 100000×100000 pixels, one of no width, one cut short, one without
+    // image data, one with bytes after its end: each of them the type it says by magic number.
+    huge,
+    zeroWide,
+    PNG.slice(0, PNG.length - 12),
+    new Uint8Array([...PNG.slice(0, 33), ...PNG.slice(PNG.length - 12)]),
+    new Uint8Array([...PNG, 0, 0, 0, 0]),
+  ];
+  for (const bytes of broken) {
+    const image = {
+      mediaType: "image/png",
+      data: bytes.toBase64(),
+      sha256: await sha256Hex(bytes),
+    };
+    equal(parseChildMessage(result(image)), null, bytes.length.toString());
+  }
+});
+
+Deno.test("parseChildMessage() refuses a result image whose base64 is not as tern writes it", async () => {
+  const sha256 = await sha256Hex(PNG);
+  // Each decodes to the PNG, but the data goes out as it is, and a provider may refuse it.
+  for (const data of [PNG.toBase64().replace(/=+$/, ""), PNG.toBase64().replace("AAAA", "AA AA")]) {
+    equal(parseChildMessage(result({ mediaType: "image/png", data, sha256 })), null, data);
+  }
+});

@@ -11,8 +11,12 @@ import { withStoredImages } from "../../src/session/images.ts";
 import { withScriptedServer } from "../support/scripted_server.ts";
 import { tempHome } from "./_helpers.ts";
 
-const SHOWN = new TextEncoder().encode("the image a person was shown");
-const SENT = new TextEncoder().encode("another image altogether");
+/** A 1×1 PNG: the image a person was shown. */
+const SHOWN = Uint8Array.fromBase64(
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==",
+);
+/** A 1×1 GIF, sent under the PNG's hash. */
+const SENT = Uint8Array.fromBase64("R0lGODlhAQABAIAAAP///wAAACwAAAAAAQABAAACAkQBADs=");
 
 Deno.test("withStoredImages() sends no inline image whose bytes its hash does not name", async () => {
   const { home, cleanup } = await tempHome();
@@ -27,7 +31,7 @@ Deno.test("withStoredImages() sends no inline image whose bytes its hash does no
         const messages = [{
           role: "user" as const,
           content: "what is this?",
-          images: [{ mediaType: "image/png" as const, data: data.toBase64(), sha256 }],
+          images: [{ mediaType: "image/gif" as const, data: data.toBase64(), sha256 }],
         }];
         for await (const _ of provider.stream({ model: "m", messages, tools: [] })) {
           // Drained.

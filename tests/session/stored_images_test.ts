@@ -89,6 +89,63 @@ Deno.test("withStoredImages() leaves out a stored image that today's image check
   }
 });
 
+Deno.test("withStoredImages() sends a stored image only as the media type it is, however often it is named", async () => {
+  const { home, cleanup } = await tempHome();
+  try {
+    const folder = join(home, "images");
+    await Deno.mkdir(folder, { mode: 0o700 });
+    const sha256 = await sha256Hex(PNG);
+    await Deno.writeFile(join(folder, sha256), PNG, { mode: 0o600 });
+    // An older line names the same file as a GIF; the newest (checked first) names it rightly.
+    const messages = [
+      user([{ mediaType: "image/gif", data: "", sha256 }]),
+      user([{ mediaType: "image/png", data: "", sha256 }]),
+      user([{ mediaType: "image/gif", data: PNG.toBase64(), sha256 }]),
+      user([{ mediaType: "image/png", data: PNG.toBase64(), sha256 }]),
+    ];
+    await withScriptedServer([{ text: "ok" }, { text: "ok" }], async (server) => {
+      const provider = withStoredImages(
+        createOpenAiChatProvider({ baseUrl: server.baseUrl, apiKey: "sk-test" }),
+        folder,
+      );
+      for (let i = 0; i < 2; i++) {
+        for await (const _ of provider.stream({ model: "m", messages, tools: [] })) {
+          // Drained.
+        }
+        const body = JSON.stringify(server.requests.at(-1)!.body);
+        ok(!body.includes("data:image/gif"), "never sent as a GIF");
+        equal(body.split(`data:image/png;base64,${PNG.toBase64()}`).length - 1, 2);
+        equal(body.split("a PNG image recorded as image/gif").length - 1, 2);
+      }
+    });
+  } finally {
+    await cleanup();
+  }
+});
+
+Deno.test("withStoredImages() leaves out an inline image whose base64 is not as tern writes it", async () => {
+  const { home, cleanup } = await tempHome();
+  try {
+    const sha256 = await sha256Hex(PNG);
+    const unpadded = PNG.toBase64().replace(/=+$/, "");
+    await withScriptedServer([{ text: "ok" }], async (server) => {
+      const provider = withStoredImages(
+        createOpenAiChatProvider({ baseUrl: server.baseUrl, apiKey: "sk-test" }),
+        join(home, "images"),
+      );
+      const messages = [user([{ mediaType: "image/png", data: unpadded, sha256 }])];
+      for await (const _ of provider.stream({ model: "m", messages, tools: [] })) {
+        // Drained.
+      }
+      const body = JSON.stringify(server.requests.at(-1)!.body);
+      ok(!body.includes(`base64,${unpadded}`), "the unpadded data is not sent");
+      match(body, /its data is not plain base64/);
+    });
+  } finally {
+    await cleanup();
+  }
+});
+
 async function exists(path: string): Promise<boolean> {
   try {
     await Deno.lstat(path);

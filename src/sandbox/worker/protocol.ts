@@ -8,8 +8,7 @@
  */
 import type { Observation, ToolDetails, ToolErrorCode } from "../../core/observation.ts";
 import type { ImagePart } from "../../core/messages.ts";
-import { MAX_IMAGE_BYTES } from "../../core/image_part.ts";
-import { sniffImageType } from "../../core/image_type.ts";
+import { imageProblem, MAX_IMAGE_BYTES } from "../../core/image_part.ts";
 import { streamLines } from "../../core/line_splitter.ts";
 
 /** Starts a tool call in the child. */
@@ -175,8 +174,9 @@ const MAX_RESULT_IMAGES = 4;
 
 /**
  * The images of a result (read of an image file), or null when they are not well formed: each
- * of a known media type, its data base64 of at most MAX_IMAGE_BYTES whose bytes are that type
- * (by magic number), with a SHA-256 in hex.
+ * of a known media type, with a SHA-256 in hex, its data plain base64 of an image that passes the
+ * checks an image file's does (`imageProblem`: that type by magic number, at most
+ * MAX_IMAGE_BYTES, a whole image, no side over the limit).
  */
 function parseImages(value: unknown): ImagePart[] | null {
   if (!Array.isArray(value) || value.length > MAX_RESULT_IMAGES) return null;
@@ -189,9 +189,12 @@ function parseImages(value: unknown): ImagePart[] | null {
     ) {
       return null;
     }
-    // The bytes must be base64 of the image the media type names: a provider refuses any other,
+    // The bytes must be base64 of a whole image of the type named: a provider refuses any other,
     // and the session would carry the refused image into every later request.
-    if (sniffImageType(decodeBase64(item.data) ?? new Uint8Array()) !== item.mediaType) return null;
+    // As tern writes base64 (no spaces, padded): the data goes out as it is.
+    const bytes = decodeBase64(item.data);
+    if (bytes === undefined || bytes.toBase64() !== item.data) return null;
+    if (imageProblem(bytes, item.mediaType) !== undefined) return null;
     images.push({
       mediaType: item.mediaType as ImagePart["mediaType"],
       data: item.data,
