@@ -61,7 +61,10 @@ export interface GateOptions {
   autoAskRules?: "reviewer" | "person";
   masker: SecretMasker;
   emit: EmitFn;
-  /** Receives one record per call; never throws (audit failures are reported, not fatal). */
+  /**
+   * Receives one record per call; never throws. A record that cannot be written stops later
+   * calls (the harness's gate checks the audit log before each: src/harness/agent_gate.ts).
+   */
   audit?: (record: AuditRecord) => void;
   session?: string;
   /** Told of every approval or grant that lasts for the session, to record it. */

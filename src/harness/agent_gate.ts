@@ -4,7 +4,7 @@
  * the gated tools. A module of its own so that its code loads while the runtime opens.
  */
 import { createModelReviewer } from "../agent/auto_reviewer.ts";
-import { PermissionGate } from "../agent/permission_gate.ts";
+import { type GateOptions, PermissionGate } from "../agent/permission_gate.ts";
 import { createRequestPermissionsTool } from "../agent/request_permissions.ts";
 import { AuditLog, auditPath } from "../sandbox/audit.ts";
 import { compileRules } from "../sandbox/rules.ts";
@@ -17,6 +17,8 @@ import { warnPerson } from "../core/warnings.ts";
 import { readEnv } from "./env.ts";
 import type { AgentSandbox, AgentSandboxOptions } from "./agent_sandbox_types.ts";
 import type { Reviewer } from "../sandbox/review.ts";
+import type { Observation } from "../core/observation.ts";
+import type { Tool } from "../tools/define.ts";
 import { type ConfigSource, describeSource } from "../config/sources.ts";
 
 /** The gate, the audit log and the gated tools over an open `runtime`. */
@@ -43,10 +45,28 @@ export async function withRuntime(
       goal: options.goal,
       recent: options.recent,
     });
+  // Told once each time the log stops being writable, not at every refused call.
+  let told = false;
+  const tell = (reason: string) => {
+    if (told) return;
+    told = true;
+    warnPerson(masker.mask(
+      `Cannot write the audit log "${path}": ${reason}; no tool call runs until it can be ` +
+        "written (free space on its disk, or make its folder writable by tern)",
+    ));
+  };
   const record = (entry: Parameters<AuditLog["append"]>[0]) => {
-    audit.append(entry).catch((error) => {
-      warnPerson(`Cannot write the audit log "${path}": ${error}`);
-    });
+    audit.append(entry).catch((error) => tell(error instanceof Error ? error.message : `${error}`));
+  };
+  // Before every call: a call tern could not record does not run (see `AuditLog.ready`).
+  const refusal = async (tool: string): Promise<Observation | undefined> => {
+    const failure = await audit.ready();
+    if (failure === undefined) {
+      told = false;
+      return undefined;
+    }
+    tell(failure);
+    return auditRefusal(tool, path, masker.mask(failure));
   };
   const hooks = options.hooks?.length
     ? new HookRunner({
@@ -67,7 +87,7 @@ export async function withRuntime(
       mode: config.mode,
     })
     : undefined;
-  const gate = new PermissionGate({
+  const gate = new AuditedGate(refusal, {
     runtime,
     rules,
     mode: config.mode,
@@ -89,7 +109,7 @@ export async function withRuntime(
   if (options.permissions?.length) await gate.restore(options.permissions);
   const tools = new ToolRegistry([
     ...builtinTools(options.loadTools).map((tool) => gate.wrap(tool)),
-    createRequestPermissionsTool(gate),
+    guarded(createRequestPermissionsTool(gate), refusal),
   ]);
   return {
     tools,
@@ -101,6 +121,12 @@ export async function withRuntime(
     async close() {
       await runtime.close();
       await audit.close();
+      if (audit.unwritten > 0) {
+        warnPerson(
+          `${audit.unwritten} audit record(s) of this run were not written to "${path}": ` +
+            "the file could not be written until the run ended",
+        );
+      }
     },
   };
 }
@@ -116,4 +142,47 @@ function refusingReviewer(chooser: ConfigSource): Reviewer {
     "project chose does not review its own model's calls: run with --mode ask, or choose the " +
     "server yourself (--base-url) for a reviewer";
   return () => Promise.reject(new Error(why));
+}
+
+/** A call's error when the audit log cannot be written: it did not run. */
+function auditRefusal(tool: string, path: string, reason: string): Observation {
+  return {
+    status: "ERROR",
+    code: "EXECUTION_FAILED",
+    message: `Cannot run "${tool}": the audit log "${path}" cannot be written (${reason}), and ` +
+      "tern runs no tool call it cannot record; the call did not run. Tell the person: they " +
+      "can free space on that disk or make that folder writable by tern, and calls run again",
+  };
+}
+
+/** A gate whose every wrapped tool first checks that the audit log can be written. */
+class AuditedGate extends PermissionGate {
+  readonly #refusal: (tool: string) => Promise<Observation | undefined>;
+
+  constructor(refusal: (tool: string) => Promise<Observation | undefined>, options: GateOptions) {
+    super(options);
+    this.#refusal = refusal;
+  }
+
+  override wrap(tool: Tool): Tool {
+    return guarded(super.wrap(tool), this.#refusal);
+  }
+}
+
+/** `tool`, refused with the audit log's reason while the log cannot be written. */
+function guarded(tool: Tool, refusal: (tool: string) => Promise<Observation | undefined>): Tool {
+  return {
+    name: tool.name,
+    description: tool.description,
+    readOnly: tool.readOnly,
+    runsIn: tool.runsIn,
+    ...(tool.guidance === undefined ? {} : { guidance: tool.guidance }),
+    ...(tool.subagentBase ? { subagentBase: true as const } : {}),
+    paths: (args) => tool.paths(args),
+    ...(tool.network ? { network: (args: unknown) => tool.network!(args) } : {}),
+    get parameters() {
+      return tool.parameters;
+    },
+    run: async (args, ctx) => await refusal(tool.name) ?? await tool.run(args, ctx),
+  };
 }

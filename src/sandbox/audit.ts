@@ -110,9 +110,14 @@ export interface AuditLogOptions {
   masker?: SecretMasker;
 }
 
+/** Records held in memory while the audit log cannot be written; older ones beyond are lost. */
+export const AUDIT_PENDING_RECORDS = 1000;
+
 /**
  * An append-only audit file. Each record is one `write` of one line to a file opened with
  * `O_APPEND`, so concurrent writers never interleave within a line; appends are also queued.
+ * A line that cannot be written (a full disk) is held, with the lines after it, and written
+ * first when a later append or {@linkcode AuditLog.ready} finds the file writable again.
  */
 export class AuditLog {
   readonly path: string;
@@ -120,6 +125,10 @@ export class AuditLog {
   readonly #masker: SecretMasker;
   #queue: Promise<void> = Promise.resolve();
   #closed = false;
+  /** Why the last write failed, while lines are held. */
+  #failure: string | undefined;
+  #held: string[] = [];
+  #lost = 0;
 
   private constructor(path: string, file: Deno.FsFile, masker: SecretMasker) {
     this.path = path;
@@ -151,6 +160,8 @@ export class AuditLog {
   /**
    * Appends `record` as one line, with every string in it masked again; long strings in `args`
    * keep their start only ({@linkcode AUDIT_STRING_CHARS}).
+   * @throws {Error} (the promise) when the line could not be written now: it is held and
+   * written with the next append or `ready()` that finds the file writable.
    */
   append(record: AuditRecord): Promise<void> {
     if (this.#closed) {
@@ -160,26 +171,68 @@ export class AuditLog {
     const all = this.#masker.maskDeep(record) as AuditRecord;
     const masked: AuditRecord = { ...all, args: shortArgs(all.args) };
     const line = JSON.stringify(masked) + "\n";
-    const write = this.#queue.then(async () => {
-      const bytes = new TextEncoder().encode(this.#torn ? "\n" + line : line);
-      try {
-        await writeAll(this.#file, bytes);
-        this.#torn = false;
-      } catch (error) {
-        // Part of the line may be written (a full disk): the next one starts on a new line.
-        this.#torn = true;
-        throw error;
-      }
+    const write = this.#queue.then(() => {
+      this.#hold(line);
+      return this.#flush();
     });
     this.#queue = write.catch(() => {});
     return write;
   }
 
-  /** Waits for pending appends and closes the file. Calling it twice does nothing. */
+  /**
+   * Undefined when every record so far is written: at once, without touching the file, unless
+   * a write failed; then the held lines are written again, and the reason they still cannot
+   * be (`No space left on device (os error 28)`) is returned. Never throws.
+   */
+  async ready(): Promise<string | undefined> {
+    await this.#queue;
+    if (this.#failure === undefined || this.#closed) return this.#failure;
+    const retry = this.#queue.then(() => this.#flush());
+    this.#queue = retry.catch(() => {});
+    await this.#queue;
+    return this.#failure;
+  }
+
+  /** Records not on disk: those held, and those dropped beyond {@linkcode AUDIT_PENDING_RECORDS}. */
+  get unwritten(): number {
+    return this.#held.length + this.#lost;
+  }
+
+  #hold(line: string): void {
+    this.#held.push(line);
+    if (this.#held.length > AUDIT_PENDING_RECORDS) {
+      this.#held.shift();
+      this.#lost++;
+    }
+  }
+
+  /** Writes the held lines in order, one write each, dropping each once it is whole on disk. */
+  async #flush(): Promise<void> {
+    while (this.#held.length > 0) {
+      const line = this.#held[0];
+      const bytes = new TextEncoder().encode(this.#torn ? "\n" + line : line);
+      try {
+        await writeAll(this.#file, bytes);
+      } catch (error) {
+        // Part of the line may be written (a full disk): the next one starts on a new line.
+        this.#torn = true;
+        this.#failure = error instanceof Error ? error.message : String(error);
+        throw error;
+      }
+      this.#torn = false;
+      this.#held.shift();
+    }
+    this.#failure = undefined;
+  }
+
+  /**
+   * Waits for pending appends, tries once more to write held lines and closes the file.
+   * Calling it twice does nothing.
+   */
   async close(): Promise<void> {
     if (this.#closed) return;
+    await this.ready();
     this.#closed = true;
-    await this.#queue;
     this.#file.close();
   }
 }
