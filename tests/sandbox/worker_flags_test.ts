@@ -10,6 +10,7 @@ import {
 } from "../../src/sandbox/worker/flags.ts";
 import { workerEnv } from "../../src/sandbox/worker/process_channel.ts";
 import {
+  MALFORMED_RESULT,
   parseChildMessage,
   parseHostMessage,
   readJsonLines,
@@ -207,13 +208,14 @@ Deno.test("parseHostMessage() and parseChildMessage() accept only well-formed me
   equal(parseHostMessage({ id: 0, type: "cancel" }), null);
   equal(parseHostMessage({ id: 1, type: "call", tool: 3, workspace: "/w" }), null);
   deepEqual(parseChildMessage({ type: "ready" }), { type: "ready" });
-  equal(
+  // A malformed result still ends its call, as a failure.
+  deepEqual(
     parseChildMessage({
       id: 2,
       type: "result",
       observation: { status: "ERROR", code: "NOPE", message: "m" },
     }),
-    null,
+    { id: 2, type: "result", observation: MALFORMED_RESULT },
   );
   deepEqual(
     parseChildMessage({

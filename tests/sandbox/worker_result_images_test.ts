@@ -5,12 +5,15 @@
  */
 import { deepEqual, equal } from "node:assert/strict";
 import { sha256Hex } from "../../src/core/image_part.ts";
-import { parseChildMessage } from "../../src/sandbox/worker/protocol.ts";
+import { MALFORMED_RESULT, parseChildMessage } from "../../src/sandbox/worker/protocol.ts";
 
 /** A 1×1 PNG. */
 const PNG = Uint8Array.fromBase64(
   "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==",
 );
+
+/** The call's result when the host refused the worker's: a failure, not a dropped message. */
+const REFUSED = { id: 7, type: "result", observation: MALFORMED_RESULT };
 
 function result(image: { mediaType: string; data: string; sha256: string }): unknown {
   return {
@@ -36,7 +39,7 @@ Deno.test("parseChildMessage() refuses a result image that is not base64 of its 
     { ...sound, data: new TextEncoder().encode("#!/bin/sh\nrm -rf ~\n").toBase64() },
     { ...sound, data: "" },
   ];
-  for (const image of malformed) equal(parseChildMessage(result(image)), null, image.data);
+  for (const image of malformed) deepEqual(parseChildMessage(result(image)), REFUSED, image.data);
 });
 
 Deno.test("parseChildMessage() refuses a result image that is not a whole image within the limits", async () => {
@@ -61,7 +64,7 @@ Deno.test("parseChildMessage() refuses a result image that is not a whole image 
       data: bytes.toBase64(),
       sha256: await sha256Hex(bytes),
     };
-    equal(parseChildMessage(result(image)), null, bytes.length.toString());
+    deepEqual(parseChildMessage(result(image)), REFUSED, bytes.length.toString());
   }
 });
 
@@ -69,6 +72,6 @@ Deno.test("parseChildMessage() refuses a result image whose base64 is not as ter
   const sha256 = await sha256Hex(PNG);
   // Each decodes to the PNG, but the data goes out as it is, and a provider may refuse it.
   for (const data of [PNG.toBase64().replace(/=+$/, ""), PNG.toBase64().replace("AAAA", "AA AA")]) {
-    equal(parseChildMessage(result({ mediaType: "image/png", data, sha256 })), null, data);
+    deepEqual(parseChildMessage(result({ mediaType: "image/png", data, sha256 })), REFUSED, data);
   }
 });

@@ -140,9 +140,19 @@ export function parseChildMessage(value: unknown): ChildMessage | null {
       : null;
   }
   if (value.type !== "result") return null;
-  const observation = parseObservation(value.observation);
-  return observation === null ? null : { id: value.id, type: "result", observation };
+  // A result tern cannot take (a malformed observation or image) still ends its call, at once
+  // and as a failure: dropped, the call would wait for its timeout.
+  const observation = parseObservation(value.observation) ?? MALFORMED_RESULT;
+  return { id: value.id, type: "result", observation };
 }
+
+/** What a call returns when the worker's result for it is not well formed. */
+export const MALFORMED_RESULT: Observation = {
+  status: "ERROR",
+  code: "EXECUTION_FAILED",
+  message: "The tool worker sent a result tern does not accept (not a well-formed observation, " +
+    "or an image that is not a whole image within the limits); the call's result is not used",
+};
 
 function parseObservation(value: unknown): Observation | null {
   if (!isObject(value)) return null;
