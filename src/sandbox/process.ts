@@ -85,6 +85,11 @@ export interface ProcessGroupOptions {
    * sandbox's init (see `killSandboxInit`), then stops the group. Default false.
    */
   bubblewrap?: boolean;
+  /**
+   * Called once the leader has exited and its group was killed, before the output drains: ends
+   * what left the group (a command's cgroup). Must not throw.
+   */
+  afterExit?: () => Promise<void>;
 }
 
 /** How a command in a process group ended. */
@@ -147,6 +152,7 @@ export async function runInProcessGroup(
     await stopping;
     // Whatever is left of the group are background jobs holding our pipes: end them.
     signalProcessGroup(child.pid, "SIGKILL");
+    if (options.afterExit) await options.afterExit();
     await drain(pumps, readers);
     return {
       output: buffer.text(),

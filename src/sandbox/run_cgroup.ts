@@ -23,6 +23,11 @@
  * A subagent (`tern child`, a run of its own) makes none: its parent hands it its run's cgroups
  * with the request ({@linkcode inheritRunCgroup}), its commands join them, and one cap holds
  * for the parent's and all its children's commands together. The parent removes them.
+ *
+ * Apart from those, a command run without a sandbox gets a cgroup v2 cgroup of its own, with no
+ * cap, so that all of it can be killed at its end ({@linkcode commandCgroupPrefix},
+ * {@linkcode killCommandCgroup}): a process that left its process group (`setsid`) included.
+ * That costs a `mkdir` and a kill script per such command; sandboxed commands make none.
  */
 
 /** A run's cgroups as data: what a subagent is handed to join them. */
@@ -301,4 +306,82 @@ async function script(text: string, args: string[]): Promise<string | null> {
   } catch {
     return null;
   }
+}
+
+/**
+ * $1 is a name: prints the cgroup v2 folder that commands run without a sandbox get their
+ * cgroups in (tern's own cgroup, in the unified tree at `/sys/fs/cgroup` or, on a hybrid
+ * machine, `/sys/fs/cgroup/unified`), once a trial one was made there, had `cgroup.kill` and
+ * took a process. Exits 3 when there is none.
+ */
+const COMMAND_BASE = `
+mount=""
+for candidate in /sys/fs/cgroup /sys/fs/cgroup/unified; do
+  [ -e "$candidate/cgroup.controllers" ] && { mount=$candidate; break; }
+done
+[ -n "$mount" ] || exit 3
+own=""
+while IFS= read -r line; do
+  case "$line" in 0::*) own="\${line#0::}" ;; esac
+done </proc/self/cgroup
+base="$mount\${own%/}"
+trial="$base/$1"
+mkdir "$trial" 2>/dev/null || exit 3
+ok=0
+[ -e "$trial/cgroup.kill" ] && (echo 0 >"$trial/cgroup.procs") 2>/dev/null && ok=1
+for _ in 1 2 3 4 5 6 7 8 9 10; do rmdir "$trial" 2>/dev/null && break; sleep 0.02; done
+[ "$ok" = 1 ] || exit 3
+echo "$base"`;
+
+/**
+ * $1 is a command's cgroup: kills every process in it (whatever its session or process group)
+ * and removes it once they are gone, waiting up to two seconds.
+ */
+const KILL_COMMAND = `
+[ -d "$1" ] || exit 0
+echo 1 >"$1/cgroup.kill"
+for ((i = 0; i < 200; i++)); do rmdir "$1" 2>/dev/null && exit 0; sleep 0.01; done
+exit 1`;
+
+/**
+ * The cgroup v2 folder in which each command run without a sandbox can get a cgroup of its
+ * own (see {@linkcode killCommandCgroup}): tern's own cgroup, where it may make one there that
+ * has `cgroup.kill` (Linux 5.14) and that a process can join. Null elsewhere (cgroup v1 only, a
+ * read-only cgroup tree, not root nor delegated the cgroup). One process start; never throws.
+ */
+export async function findCommandCgroupBase(): Promise<string | null> {
+  const trial = `tern-probe-${Deno.pid}-${crypto.randomUUID().slice(0, 8)}`;
+  const base = await script(COMMAND_BASE, [trial]);
+  return base === null || !base.startsWith("/sys/fs/cgroup") ? null : base;
+}
+
+/**
+ * The head of a `bash -c` script that runs a command without a sandbox in the cgroup `dir`
+ * (made here, then joined by the shell itself, so the command and everything it starts are
+ * born inside; a failure is exit 126 with a message naming the folder), with a watchdog on
+ * tern's liveness pipe (stdin) like `UNSANDBOXED_WATCHDOG`'s: when tern is gone (even by
+ * SIGKILL) it kills the cgroup, removes it, then kills the process group. The watchdog starts
+ * before the shell joins, so it is outside the cgroup it kills; it ignores SIGTERM (a stop
+ * sends SIGTERM to the group, then SIGKILL). The command's stdin is `/dev/null`. One process
+ * start (`mkdir`).
+ */
+export function commandCgroupPrefix(dir: string): string {
+  const quoted = `'${dir.replaceAll("'", `'\\''`)}'`;
+  // The folder as printf's argument, never inside the format or a double-quoted string.
+  const fail = `{ printf 'tern: Cannot run the command in a cgroup of its own: "%s" cannot be` +
+    ` made or joined; the command did not run\\n' ${quoted} >&2; exit 126; }`;
+  const remove = `for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do ` +
+    `rmdir ${quoted} 2>/dev/null && break; sleep 0.05; done`;
+  return `exec 9<&0 </dev/null; mkdir ${quoted} 2>/dev/null || ${fail}; ` +
+    `( trap '' TERM; ( read -r -u 9 _; echo 1 >${quoted}/cgroup.kill; ${remove}; kill -KILL 0 ) & ` +
+    `) >/dev/null 2>&1; exec 9<&-; { echo 0 >${quoted}/cgroup.procs; } 2>/dev/null || ${fail}; `;
+}
+
+/**
+ * Kills every process in the command cgroup `dir` (cgroup v2 `cgroup.kill`: whatever their
+ * session or process group, forks under way included) and removes it. One process start;
+ * never throws.
+ */
+export async function killCommandCgroup(dir: string): Promise<void> {
+  await script(KILL_COMMAND, [dir]);
 }

@@ -7,6 +7,7 @@ import { UNSANDBOXED_WATCHDOG } from "./background_launch.ts";
 import { bashArgv, bwrapArgs, bwrapProgram, launchArgv, sandboxEnv } from "./bwrap.ts";
 import { DEFAULT_LIMITS, type ResourceLimits, ulimitPrefix } from "./limits.ts";
 import { runInProcessGroup } from "./process.ts";
+import { commandCgroupPrefix, findCommandCgroupBase, killCommandCgroup } from "./run_cgroup.ts";
 import type { ShellPlan, ShellResult, ShellRunner, ShellRunOptions } from "./types.ts";
 
 export { isInjectingName, shellEnv } from "./shell_env.ts";
@@ -26,6 +27,8 @@ export interface ShellRunnerOptions {
 export interface UnsandboxedRunnerOptions extends ShellRunnerOptions {
   /** The commands' limits; default `DEFAULT_LIMITS` (processes are not capped, see there). */
   limits?: ResourceLimits;
+  /** How commands are kept together; default: what {@linkcode findContainment} finds. */
+  containment?: Promise<Containment>;
 }
 
 /** Options for {@linkcode createBwrapRunner}. */
@@ -94,26 +97,119 @@ function findProgram(program: string, path = "/usr/local/bin:/usr/bin:/bin"): vo
  * A runner without any sandbox, for `:danger-full-access` and `--no-sandbox`: `bash -c` in its
  * own process group with `env` as its environment (build it with `shellEnv`; names that
  * inject code are dropped all the same), under `options.limits` except the process cap (outside
- * a user namespace RLIMIT_NPROC counts all the person's processes) and `/tmp` (the host's). Timeout, cancel and background jobs end the whole
- * group, and so does tern's end, even by SIGKILL (a watchdog, see `UNSANDBOXED_WATCHDOG`).
- * Throws only when bash cannot be started.
+ * a user namespace RLIMIT_NPROC counts all the person's processes) and `/tmp` (the host's).
+ * Timeout, cancel and background jobs end the whole group, and so does tern's end, even by
+ * SIGKILL (a watchdog, see `UNSANDBOXED_WATCHDOG`). A process that leaves the group (`setsid`,
+ * a double fork into a new session) ends with the command too, where the first command finds a
+ * way (see {@linkcode findContainment}): each command in a cgroup of its own, killed whole when
+ * it ends; else in a pid namespace of its own (`unshare`); else it is out of reach, which the
+ * first command's output says ({@linkcode UNCONTAINED_NOTE}). Throws only when bash cannot be
+ * started.
  */
 export function createUnsandboxedRunner(
   env: Readonly<Record<string, string>> | (() => Readonly<Record<string, string>>),
   options: UnsandboxedRunnerOptions = {},
 ): ShellRunner {
   const prefix = ulimitPrefix(options.limits ?? DEFAULT_LIMITS, { processes: false });
-  return (command, run) => {
-    const [bash, ...args] = bashArgv(command, UNSANDBOXED_WATCHDOG + prefix);
-    return runInProcessGroup(bash, {
-      args,
+  let found: Promise<Containment> | undefined;
+  let noted = false;
+  let count = 0;
+  return async (command, run) => {
+    const containment = await (found ??= options.containment ?? findContainment());
+    const commandEnv = sandboxEnv({ env: typeof env === "function" ? env() : env });
+    const group = {
       cwd: run.cwd,
-      env: sandboxEnv({ env: typeof env === "function" ? env() : env }),
-      // The watchdog's: the group ends when tern does, even by SIGKILL.
+      env: commandEnv,
       livenessPipe: true,
       ...groupOptions(run, options),
-    }).then(shellResult);
+    };
+    let result: ShellResult;
+    if (containment.kind === "cgroup") {
+      const dir = `${containment.base}/tern-cmd-${Deno.pid}-${++count}-${randomHex()}`;
+      const [bash, ...args] = bashArgv(command, commandCgroupPrefix(dir) + prefix);
+      // Killed before the output drains: a process that left the group holds its pipes.
+      result = await runInProcessGroup(bash, {
+        args,
+        ...group,
+        afterExit: () => killCommandCgroup(dir),
+      });
+    } else {
+      const [bash, ...args] = bashArgv(command, UNSANDBOXED_WATCHDOG + prefix);
+      result = containment.kind === "pid-namespace"
+        ? await runInProcessGroup(containment.unshare, {
+          args: [...UNSHARE_ARGS, bash, ...args],
+          ...group,
+        })
+        : await runInProcessGroup(bash, { args, ...group });
+    }
+    if (containment.kind === "none" && !noted) {
+      noted = true;
+      const note = `\n[tern: ${UNCONTAINED_NOTE}]\n`;
+      run.onOutput?.(note);
+      result = {
+        ...result,
+        output: result.output + note,
+        totalChars: result.totalChars + note.length,
+      };
+    }
+    return shellResult(result);
   };
+}
+
+/**
+ * Said once when commands run without a sandbox and a process that leaves their process group
+ * cannot be reached.
+ */
+export const UNCONTAINED_NOTE = "without a sandbox, a process a command starts in a session of " +
+  "its own (setsid, a daemon) outlives the command and tern: no cgroup (cgroup v2 with " +
+  "cgroup.kill, writable here) and no pid namespace (unshare) is available to end it";
+
+/** How commands without a sandbox are kept together, so that all of a command ends with it. */
+export type Containment =
+  | { kind: "cgroup"; base: string }
+  | { kind: "pid-namespace"; unshare: string }
+  | { kind: "none" };
+
+/** `unshare` in a pid namespace whose processes all die with it (SIGKILL). */
+const UNSHARE_ARGS = ["--pid", "--fork", "--kill-child"];
+
+/**
+ * How this machine lets commands without a sandbox be kept together: a cgroup each (see
+ * `findCommandCgroupBase`), else a pid namespace each when util-linux `unshare` (in `/usr/bin`
+ * or `/bin`, never on a PATH a command may write) makes one for this user,
+ * else none. Two process starts at most; never throws.
+ */
+export async function findContainment(): Promise<Containment> {
+  const base = await findCommandCgroupBase();
+  if (base !== null) return { kind: "cgroup", base };
+  const unshare = ["/usr/bin/unshare", "/bin/unshare"].find(isFile);
+  if (unshare === undefined) return { kind: "none" };
+  try {
+    const { success } = await new Deno.Command(unshare, {
+      args: [...UNSHARE_ARGS, "true"],
+      env: { PATH: "/usr/local/bin:/usr/bin:/bin" },
+      clearEnv: true,
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+    }).output();
+    if (success) return { kind: "pid-namespace", unshare };
+  } catch {
+    // It cannot run.
+  }
+  return { kind: "none" };
+}
+
+function isFile(path: string): boolean {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch {
+    return false;
+  }
+}
+
+function randomHex(): string {
+  return crypto.randomUUID().replaceAll("-", "").slice(0, 12);
 }
 
 function groupOptions(run: ShellRunOptions, options: ShellRunnerOptions) {
