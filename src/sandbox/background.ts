@@ -288,7 +288,7 @@ export class ProcessSupervisor {
         this.#changed();
       },
     };
-    record.done = this.#supervise(record, options.text, token, launch.release);
+    record.done = this.#supervise(record, options.text, token, launch);
     this.#records.set(id, record);
     this.#forgetOld();
     this.#changed();
@@ -299,7 +299,7 @@ export class ProcessSupervisor {
     record: Managed,
     text: string | undefined,
     token: string,
-    release: (() => void) | undefined,
+    launch: Pick<BackgroundLaunch, "release" | "afterExit">,
   ): Promise<void> {
     const { child, log, info } = record;
     let carry = "";
@@ -326,6 +326,8 @@ export class ProcessSupervisor {
     const status = await child.status;
     // What is left of its group (a probe, a watchdog, a job that outlived it) goes with it.
     signalProcessGroup(child.pid, "SIGKILL");
+    // And what left the group, where the launch can reach it (its cgroup).
+    await launch.afterExit?.();
     await child.stdin.close().catch(() => {});
     let timer: ReturnType<typeof setTimeout> | undefined;
     const late = new Promise<"late">((resolve) => timer = setTimeout(() => resolve("late"), 1000));
@@ -335,7 +337,7 @@ export class ProcessSupervisor {
     }
     clearTimeout(timer);
     await pumps.catch(() => {});
-    release?.();
+    launch.release?.();
     // Deno gives a process killed by signal n the code 128 + n, as a shell would.
     info.exitCode = status.code;
     if (info.state !== "stopped") {

@@ -9,6 +9,8 @@
 import { bwrapArgvFor, launchArgv, sandboxEnv, shellPrefix } from "./bwrap.ts";
 import { DEFAULT_LIMITS, type ResourceLimits, ulimitPrefix } from "./limits.ts";
 import type { ShellPlan } from "./types.ts";
+import { type Containment, newCommandCgroup } from "./containment.ts";
+import { commandCgroupPrefix, killCommandCgroup } from "./run_cgroup.ts";
 
 /** How to start one background process: program, arguments and complete environment. */
 export interface BackgroundLaunch {
@@ -24,6 +26,11 @@ export interface BackgroundLaunch {
    * guards' mount points). Never throws.
    */
   release?: () => void;
+  /**
+   * Called once the leader has exited and its process group was killed: ends what left the
+   * group (a cgroup of its own, outside bubblewrap). Never throws.
+   */
+  afterExit?: () => Promise<void>;
 }
 
 /** Builds the launch of `command` in `cwd`; `token` is the readiness marker (see below). */
@@ -117,14 +124,26 @@ export function sandboxedServerLaunch(
 export function unsandboxedLaunch(
   env: Readonly<Record<string, string>>,
   command: string,
-  options: { cwd: string; port?: number; token: string; limits?: ResourceLimits },
+  options: {
+    cwd: string;
+    port?: number;
+    token: string;
+    limits?: ResourceLimits;
+    containment?: Containment;
+  },
 ): BackgroundLaunch {
   const prefix = ulimitPrefix(options.limits ?? DEFAULT_LIMITS, { processes: false });
+  // In a cgroup of its own where one can be made (see containment.ts), killed whole at its end:
+  // a process that left its group (`setsid`) goes too. Else the group and its watchdog only.
+  const cgroup = options.containment?.kind === "cgroup"
+    ? newCommandCgroup(options.containment.base)
+    : undefined;
   return {
     program: "bash",
     args: [
       "-c",
-      UNSANDBOXED_WATCHDOG + prefix + BACKGROUND_WRAPPER,
+      (cgroup === undefined ? UNSANDBOXED_WATCHDOG : commandCgroupPrefix(cgroup)) + prefix +
+      BACKGROUND_WRAPPER,
       "tern-process",
       command,
       options.port === undefined ? "" : String(options.port),
@@ -133,5 +152,6 @@ export function unsandboxedLaunch(
     env: sandboxEnv({ env }),
     cwd: options.cwd,
     confined: false,
+    ...(cgroup === undefined ? {} : { afterExit: () => killCommandCgroup(cgroup) }),
   };
 }

@@ -57,6 +57,7 @@ import {
 import { type DeniedPaths, findDeniedPaths, type PathDenials } from "./denied_paths.ts";
 import { refusedCalls, seccompFile } from "./seccomp.ts";
 import { createBwrapRunner, createUnsandboxedRunner, shellEnv } from "./shell_runner.ts";
+import { findContainment } from "./containment.ts";
 import { networkEnv, unpassableReason } from "./shell_env.ts";
 import { makeMountPoints, warmKey, warmLaunch, warmServerPath, WarmSlot } from "./warm_shell.ts";
 import { GuardMarks, guardNotesDir, removeLeftGuards } from "./guard_marks.ts";
@@ -711,10 +712,12 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   const shell = shellKind === "bwrap" ? bwrapShell : unsandboxedShell;
   // Background processes: each in a one-shot sandbox of its own, counted as running (its
   // guards' mount points stay) until it ends.
-  const launchUnsandboxed: BackgroundLauncher = (command, launch) =>
-    Promise.resolve(
-      unsandboxedLaunch(hostEnv(), command, { ...launch, limits }),
-    );
+  const launchUnsandboxed: BackgroundLauncher = async (command, launch) =>
+    unsandboxedLaunch(hostEnv(), command, {
+      ...launch,
+      limits,
+      containment: await findContainment(),
+    });
   /** The host files as the last watched call left them, while background processes run. */
   let betweenCalls: HostFileSnapshot | undefined;
   // The person's PATH folders in the workspace (a `.venv/bin`): a program a command leaves

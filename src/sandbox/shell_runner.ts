@@ -7,10 +7,18 @@ import { UNSANDBOXED_WATCHDOG } from "./background_launch.ts";
 import { bashArgv, bwrapArgs, bwrapProgram, launchArgv, sandboxEnv } from "./bwrap.ts";
 import { DEFAULT_LIMITS, type ResourceLimits, ulimitPrefix } from "./limits.ts";
 import { runInProcessGroup } from "./process.ts";
-import { commandCgroupPrefix, findCommandCgroupBase, killCommandCgroup } from "./run_cgroup.ts";
+import { commandCgroupPrefix, killCommandCgroup } from "./run_cgroup.ts";
+import {
+  type Containment,
+  findContainment,
+  newCommandCgroup,
+  UNCONTAINED_NOTE,
+  UNSHARE_ARGS,
+} from "./containment.ts";
 import type { ShellPlan, ShellResult, ShellRunner, ShellRunOptions } from "./types.ts";
 
 export { isInjectingName, shellEnv } from "./shell_env.ts";
+export { type Containment, findContainment, UNCONTAINED_NOTE } from "./containment.ts";
 
 /** Output characters a runner keeps in memory by default (the first and the last half). */
 export const SHELL_MEMORY_CHARS = 1_000_000;
@@ -113,7 +121,6 @@ export function createUnsandboxedRunner(
   const prefix = ulimitPrefix(options.limits ?? DEFAULT_LIMITS, { processes: false });
   let found: Promise<Containment> | undefined;
   let noted = false;
-  let count = 0;
   return async (command, run) => {
     const containment = await (found ??= options.containment ?? findContainment());
     const commandEnv = sandboxEnv({ env: typeof env === "function" ? env() : env });
@@ -125,7 +132,7 @@ export function createUnsandboxedRunner(
     };
     let result: ShellResult;
     if (containment.kind === "cgroup") {
-      const dir = `${containment.base}/tern-cmd-${Deno.pid}-${++count}-${randomHex()}`;
+      const dir = newCommandCgroup(containment.base);
       const [bash, ...args] = bashArgv(command, commandCgroupPrefix(dir) + prefix);
       // Killed before the output drains: a process that left the group holds its pipes.
       result = await runInProcessGroup(bash, {
@@ -154,62 +161,6 @@ export function createUnsandboxedRunner(
     }
     return shellResult(result);
   };
-}
-
-/**
- * Said once when commands run without a sandbox and a process that leaves their process group
- * cannot be reached.
- */
-export const UNCONTAINED_NOTE = "without a sandbox, a process a command starts in a session of " +
-  "its own (setsid, a daemon) outlives the command and tern: no cgroup (cgroup v2 with " +
-  "cgroup.kill, writable here) and no pid namespace (unshare) is available to end it";
-
-/** How commands without a sandbox are kept together, so that all of a command ends with it. */
-export type Containment =
-  | { kind: "cgroup"; base: string }
-  | { kind: "pid-namespace"; unshare: string }
-  | { kind: "none" };
-
-/** `unshare` in a pid namespace whose processes all die with it (SIGKILL). */
-const UNSHARE_ARGS = ["--pid", "--fork", "--kill-child"];
-
-/**
- * How this machine lets commands without a sandbox be kept together: a cgroup each (see
- * `findCommandCgroupBase`), else a pid namespace each when util-linux `unshare` (in `/usr/bin`
- * or `/bin`, never on a PATH a command may write) makes one for this user,
- * else none. Two process starts at most; never throws.
- */
-export async function findContainment(): Promise<Containment> {
-  const base = await findCommandCgroupBase();
-  if (base !== null) return { kind: "cgroup", base };
-  const unshare = ["/usr/bin/unshare", "/bin/unshare"].find(isFile);
-  if (unshare === undefined) return { kind: "none" };
-  try {
-    const { success } = await new Deno.Command(unshare, {
-      args: [...UNSHARE_ARGS, "true"],
-      env: { PATH: "/usr/local/bin:/usr/bin:/bin" },
-      clearEnv: true,
-      stdin: "null",
-      stdout: "null",
-      stderr: "null",
-    }).output();
-    if (success) return { kind: "pid-namespace", unshare };
-  } catch {
-    // It cannot run.
-  }
-  return { kind: "none" };
-}
-
-function isFile(path: string): boolean {
-  try {
-    return Deno.statSync(path).isFile;
-  } catch {
-    return false;
-  }
-}
-
-function randomHex(): string {
-  return crypto.randomUUID().replaceAll("-", "").slice(0, 12);
 }
 
 function groupOptions(run: ShellRunOptions, options: ShellRunnerOptions) {
