@@ -6,6 +6,14 @@
  * ({@linkcode MORE_HINT}).
  */
 import { COPY, copyJson } from "../core/json_depth.ts";
+import {
+  acceptAssigned,
+  acceptPasswordOption,
+  acceptUserOption,
+  commandWords,
+  type Found,
+  looksRandom,
+} from "./secret_context.ts";
 
 /** A key format: a regex source and the label its marker carries (`[REDACTED:<label>]`). */
 interface KeyFormat {
@@ -13,21 +21,27 @@ interface KeyFormat {
   /**
    * Regex source. A named group `(?<v>…)` marks the secret part of the match (its last
    * occurrence there); the context around it (`Bearer `, `password=`, a URL's `@`) is kept.
-   * Without it the whole match is secret.
+   * Without it the whole match is secret. Other named groups are for `accept`.
    */
   source: string;
   /** Masks only when this holds; filters out identifiers such as `token = getToken()`. */
-  accept?: (secret: string, quoted: boolean) => boolean;
+  accept?: (found: Found) => boolean;
 }
+
+/**
+ * The last word of a secret's name (`DB_PASSWORD`, `clientSecret`, `X-Amz-Signature`); which
+ * of them need more than that is in acceptAssigned().
+ */
+const SECRET_WORDS = "(?i:api[_-]?key|(?:secret|access|private)[_-]?key|secret|token|" +
+  "passw(?:or)?d|passphrase|pass|pwd|credentials?|auth|sig(?:nature)?)";
+/** A character of a bare or quoted value (a backslash only with what it escapes). */
+const VALUE_CHAR = "[^\\s\"'`,;(){}<>\\[\\]&\\\\]";
+/** The blanks after a command-line option (`--api-key x`, `-password x`), not before an option. */
+const OPTION_BLANKS = "(?<=(?:^|[\\s\"'=])-[\\w-]{0,80})[ \\t]+(?![-\\s])";
 
 /** Not preceded by a token character, so `risk-…` is not an `sk-…` key. */
 const START = "(?<![A-Za-z0-9_-])";
 const SEPARATOR = `["']?[ \\t]*(?::=|[:=])[ \\t]*`;
-
-/** Random-looking: a letter and a digit. Identifiers, type names and words rarely have both. */
-function looksRandom(secret: string): boolean {
-  return /[A-Za-z]/.test(secret) && /[0-9]/.test(secret);
-}
 
 const FORMATS: readonly KeyFormat[] = [
   {
@@ -40,7 +54,7 @@ const FORMATS: readonly KeyFormat[] = [
   {
     label: "openai-key",
     source: `${START}sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`,
-    accept: looksRandom,
+    accept: ({ secret }) => looksRandom(secret),
   },
   {
     label: "github-token",
@@ -64,15 +78,47 @@ const FORMATS: readonly KeyFormat[] = [
   {
     label: "bearer-token",
     source: "(?<![A-Za-z0-9])(?i:bearer)[ \\t]+(?<v>[A-Za-z0-9._~+/-]{8,}=*)",
-    accept: looksRandom,
+    accept: ({ secret }) => looksRandom(secret),
   },
   {
-    // `password = "…"` and `GITHUB_TOKEN=…`. Quoted values are taken as they are; bare ones
-    // must look random, so `const token = getToken()` and `password: string` stay.
+    // `password = "…"`, `GITHUB_TOKEN=…`, `DB_PASSWORD=hunter2`, `?token=ab`, `--api-key x`:
+    // a value under a name that ends in a secret's word. Which values are secrets, so that
+    // `const token = getToken()` and `password: string` stay: see acceptAssigned().
     label: "secret",
-    source: `(?i:api[_-]?key|(?:secret|access|private)[_-]?key|secret|token|passw(?:or)?d)` +
-      `${SEPARATOR}["']?(?<v>[^\\s"'\`,;(){}<>\\[\\]&]{8,})`,
-    accept: (secret, quoted) => quoted || looksRandom(secret),
+    source: `(?<k>${SECRET_WORDS})(?<s>${SEPARATOR}|${OPTION_BLANKS})` +
+      // An escape is part of the value (`"pa\\"ss"` in JSON), so the value is found whole.
+      `["']?(?<v>${VALUE_CHAR}{1,}(?:\\\\[^\\s]${VALUE_CHAR}*)*)`,
+    accept: acceptAssigned,
+  },
+];
+
+/**
+ * After an option and its value, the name of a program whose option it may be, at most 256
+ * characters back on its line (a line ended by `\` goes on): ordinary output is full of `-u`
+ * and `-p` (`docker run -u 1000:1000 -p 80:80`, `mkdir -p`, `-pthread`), and a match costs a
+ * check (some 5 µs), where this look back stops at the line's start. Which program it is, is
+ * for the check.
+ */
+const AFTER_PROGRAM = "(?<=(?:curl|mysql|mariadb|mongo|sshpass|redis-cli|login|smb|rpcclient|" +
+  "xhs?|https?)(?:[^\\n\\\\]|\\\\[\\s\\S]){0,256})";
+
+/**
+ * Command-line options that carry a password for some programs only. Runs are open-ended (`+`,
+ * not `{1,}`): V8's counted loops made these five times slower, and a run ends at a blank.
+ */
+const COMMAND_FORMATS: readonly KeyFormat[] = [
+  {
+    // A user option's password: `curl -u alice:<password>`, `smbclient -U bob%<password>`.
+    label: "command-password",
+    source: `(?<![^\\s"'])(?<o>-[uU][ \\t]*|--(?:proxy-)?user(?:=|[ \\t]+))["']?` +
+      `(?<u>[^\\s:"']*:|[^\\s%"']*%)(?<v>[^\\s"'\`]+)${AFTER_PROGRAM}`,
+    accept: acceptUserOption,
+  },
+  {
+    // A password option: `mysql -p<password>`, `sshpass -p <password>`, `redis-cli -a …`.
+    label: "command-password",
+    source: `(?<![^\\s"'])(?<o>-[pa])(?<s>[ \\t]*)["']?(?!-)(?<v>[^\\s"'\`]+)${AFTER_PROGRAM}`,
+    accept: acceptPasswordOption,
   },
 ];
 
@@ -95,14 +141,14 @@ const MORE_FORMATS: readonly KeyFormat[] = [
   {
     label: "token-auth",
     source: `(?i:authorization)${SEPARATOR}["']?(?i:token)[ \\t]+(?<v>[A-Za-z0-9._~+/-]{8,}=*)`,
-    accept: looksRandom,
+    accept: ({ secret }) => looksRandom(secret),
   },
   {
     // The password of a URL's user part (`postgres://app:<password>@db`, `https://me:<token>@host`).
     // The match holds the `//` and user before it and the `@` after it (both kept), so a stream
     // cut never parts the password from what makes it one.
     label: "url-password",
-    source: `//[^\\s/:@'"]{1,}:(?<v>[^\\s/@'"]{3,})@`,
+    source: `//[^\\s/:@'"]{1,}:(?<v>[^\\s/@'"]{1,})@`,
   },
 ];
 
@@ -112,7 +158,7 @@ const MORE_FORMATS: readonly KeyFormat[] = [
  * Looking costs about 0.1 ms on 132 KB.
  */
 const MORE_HINT =
-  /gl(?:pat|dt|rt|ptt|cbt|oas|soat|ft|imt|agent)-|hf_|npm_|[sr]k_(?:live|test)_|SG\.|gsk_|\/\/[^\s/:@'"]+:[^\s/@'"]{3,}@|authorization/i;
+  /gl(?:pat|dt|rt|ptt|cbt|oas|soat|ft|imt|agent)-|hf_|npm_|[sr]k_(?:live|test)_|SG\.|gsk_|\/\/[^\s/:@'"]+:[^\s/@'"]+@|authorization/i;
 
 /**
  * The longest run a format's open-ended part takes (`{20,}` is `{20,65536}`): far longer than
@@ -123,16 +169,17 @@ const MORE_HINT =
 const MAX_MATCH = 65536;
 
 /** Every format, {@linkcode MORE_FORMATS} last. */
-const ALL_FORMATS: readonly KeyFormat[] = [...FORMATS, ...MORE_FORMATS];
+const ALL_FORMATS: readonly KeyFormat[] = [...FORMATS, ...COMMAND_FORMATS, ...MORE_FORMATS];
 
 /**
- * One regular expression for `formats` (each in a group `f<i>`, its secret part in `v<i>`),
- * after `first` (the known values' group).
+ * One regular expression for `formats` (each in a group `f<i>`, its named groups `<name><i>`,
+ * `i` its place in {@linkcode ALL_FORMATS}), after `first` (the known values' group).
  */
 function formatsRegex(formats: readonly KeyFormat[], first: string[]): RegExp {
   const parts = [...first];
-  formats.forEach((format, i) => {
-    const source = format.source.replace("(?<v>", `(?<v${i}>`)
+  formats.forEach((format) => {
+    const i = ALL_FORMATS.indexOf(format);
+    const source = format.source.replace(/\(\?<([A-Za-z]+)>/g, `(?<$1${i}>`)
       .replace(/\{(\d+),\}/g, `{$1,${MAX_MATCH}}`);
     parts.push(`(?<f${i}>${source})`);
   });
@@ -284,7 +331,7 @@ const BLANKS_OR_CONTROLS = /[\s\p{Cc}]+/u;
  * characters, percent-encoded, and in part (a run of {@linkcode MIN_KNOWN_RUN} characters).
  */
 export class SecretMasker {
-  /** {@linkcode FORMATS} (and the known values). */
+  /** {@linkcode FORMATS} and {@linkcode COMMAND_FORMATS} (and the known values). */
   readonly #regex: RegExp;
   /** {@linkcode ALL_FORMATS} (and the known values), for text with {@linkcode MORE_HINT}. */
   readonly #full: RegExp;
@@ -327,7 +374,7 @@ export class SecretMasker {
     }
     const pieces = [...this.#pieceAt.keys()].map(caselessSource).join("|");
     this.#pieces = pieces === "" ? undefined : new RegExp(pieces, "g");
-    this.#regex = formatsRegex(FORMATS, first);
+    this.#regex = formatsRegex([...FORMATS, ...COMMAND_FORMATS], first);
     this.#full = formatsRegex(ALL_FORMATS, first);
   }
 
@@ -343,9 +390,12 @@ export class SecretMasker {
   mask(text: string): string {
     if (text.length < MIN_SECRET_LENGTH) return text;
     try {
+      // The program words are read only for a match that needs them, and once for the text.
+      let programs: ((at: number) => ReadonlySet<string>) | undefined;
+      const words = (at: number) => (programs ??= commandWords(text))(at);
       const masked = text.replace(
         this.#regexFor(text),
-        (match, ...rest) => this.#marker(match, rest),
+        (match, ...rest) => this.#marker(match, rest, words),
       );
       return this.#values.length > 0 ? replaceSpans(masked, this.#partSpans(masked)) : masked;
     } catch {
@@ -391,7 +441,7 @@ export class SecretMasker {
   }
 
   /** The marker for one match, or what stays of it when its format's check says no. */
-  #marker(match: string, rest: unknown[]): string {
+  #marker(match: string, rest: unknown[], programs: (at: number) => ReadonlySet<string>): string {
     const groups = rest.at(-1) as Record<string, string | undefined>;
     if (groups.known !== undefined) return "[REDACTED]";
     const i = ALL_FORMATS.findIndex((_, i) => groups[`f${i}`] !== undefined);
@@ -402,12 +452,35 @@ export class SecretMasker {
     const keep = match.lastIndexOf(secret);
     const after = match.slice(keep + secret.length);
     const quoted = keep > 0 && (match[keep - 1] === '"' || match[keep - 1] === "'");
-    if (format.accept && !format.accept(secret, quoted)) {
-      // Not a secret after all, but a known value may still hide in it. No recursion: a
-      // crafted `password=password=…` must not nest once per repetition.
-      return match.slice(0, keep) + this.maskKnown(secret) + after;
+    if (format.accept) {
+      const text = rest.at(-2) as string;
+      const start = rest.at(-3) as number;
+      const found: Found = {
+        text,
+        start,
+        match,
+        secret,
+        end: start + keep + secret.length,
+        quoted,
+        groups: ownGroups(groups, i),
+        programs: () => programs(start),
+      };
+      // Not a secret after all, but a known value (8 characters or more) may still hide in it.
+      // No recursion: a crafted `password=password=…` must not nest once per repetition.
+      if (!format.accept(found)) {
+        const checked = secret.length < MIN_SECRET_LENGTH ? secret : this.maskKnown(secret);
+        return match.slice(0, keep) + checked + after;
+      }
     }
-    return `${match.slice(0, keep)}[REDACTED:${format.label}]${after}`;
+    if (format.accept !== acceptAssigned) {
+      return `${match.slice(0, keep)}[REDACTED:${format.label}]${after}`;
+    }
+    // A value under a secret's name (`--token …`) keeps the marker of what it is whole: a known
+    // value's, a key format's.
+    if (secret.length >= MIN_SECRET_LENGTH && this.maskKnown(secret) === "[REDACTED]") {
+      return `${match.slice(0, keep)}[REDACTED]${after}`;
+    }
+    return `${match.slice(0, keep)}[REDACTED:${keyLabel(secret) ?? format.label}]${after}`;
   }
 
   /** `text` with the known values replaced by `[REDACTED]`, and no format looked for. */
@@ -524,6 +597,35 @@ export class SecretMasker {
     }
     return 0;
   }
+}
+
+/** The formats that take a whole key (`ghp_…`, `sk-…`), their labels, and one expression for them. */
+let keyFormats: { formats: KeyFormat[]; regex: RegExp } | undefined;
+
+/**
+ * The label of the key format `secret` is, whole (`--token ghp_…` is a GitHub token more than a
+ * secret), if any. Made at first use; runs on accepted secrets only.
+ */
+function keyLabel(secret: string): string | undefined {
+  if (keyFormats === undefined) {
+    const formats = ALL_FORMATS.filter((format) =>
+      !/\(\?<[A-Za-z]/.test(format.source) && !format.accept
+    );
+    const source = formats.map((format, i) => `(?<k${i}>${format.source})`).join("|");
+    keyFormats = { formats, regex: new RegExp(`^(?:${source})$`) };
+  }
+  const groups = keyFormats.regex.exec(secret)?.groups;
+  return groups && keyFormats.formats.find((_, i) => groups[`k${i}`] !== undefined)?.label;
+}
+
+/** The named groups of format `i` (`v3` as `v`), from all of a match's groups. */
+function ownGroups(
+  groups: Record<string, string | undefined>,
+  i: number,
+): Record<string, string | undefined> {
+  const own: Record<string, string | undefined> = {};
+  for (const name of ["k", "s", "o", "u", "v"]) own[name] = groups[`${name}${i}`];
+  return own;
 }
 
 /** `text` with each of `spans` (ordered by start, maybe overlapping) replaced by one marker. */

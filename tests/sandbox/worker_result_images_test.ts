@@ -3,7 +3,7 @@
  * its data is base64 of an image of the media type it names, as it refuses any other malformed
  * message from the worker.
  */
-import { deepEqual, equal } from "node:assert/strict";
+import { deepEqual } from "node:assert/strict";
 import { sha256Hex } from "../../src/core/image_part.ts";
 import { MALFORMED_RESULT, parseChildMessage } from "../../src/sandbox/worker/protocol.ts";
 
