@@ -314,3 +314,17 @@ export function sandboxOptionsFor(
     ...extra,
   };
 }
+
+/** Kills (SIGKILL) every process whose command line holds `text`: what a failed test left. */
+export async function killWith(text: string): Promise<void> {
+  const ps = await new Deno.Command("ps", { args: ["-eo", "pid=,args="] }).output();
+  for (const line of new TextDecoder().decode(ps.stdout).split("\n")) {
+    const [pid, ...args] = line.trim().split(/\s+/);
+    if (!args.join(" ").includes(text)) continue;
+    try {
+      Deno.kill(Number(pid), "SIGKILL");
+    } catch {
+      // Gone.
+    }
+  }
+}

@@ -4,7 +4,7 @@
  * cgroup can be made (the containment the unsandboxed commands use). Real processes.
  */
 import { equal, ok } from "node:assert/strict";
-import { assertNoProcessWith, marker } from "./_bwrap_helpers.ts";
+import { assertNoProcessWith, killWith, marker } from "./_bwrap_helpers.ts";
 import { ProcessSupervisor } from "../../src/sandbox/background.ts";
 import { unsandboxedLaunch } from "../../src/sandbox/background_launch.ts";
 import { findContainment } from "../../src/sandbox/containment.ts";
@@ -20,20 +20,6 @@ function supervisor(): ProcessSupervisor {
       }),
     );
   return new ProcessSupervisor({ launch, launchUnsandboxed: launch, graceMs: 50 });
-}
-
-/** Kills (SIGKILL) every process whose command line holds `text`: what a failed test left. */
-async function killWith(text: string): Promise<void> {
-  const ps = await new Deno.Command("ps", { args: ["-eo", "pid=,args="] }).output();
-  for (const line of new TextDecoder().decode(ps.stdout).split("\n")) {
-    const [pid, ...args] = line.trim().split(/\s+/);
-    if (!args.join(" ").includes(text)) continue;
-    try {
-      Deno.kill(Number(pid), "SIGKILL");
-    } catch {
-      // Gone.
-    }
-  }
 }
 
 /** A command that starts `sleep <mark>` in a session of its own, says so, then `then`. */

@@ -8,7 +8,7 @@ import type { ScriptedReply } from "../../src/llm/scripted.ts";
 import type { ModelRequest } from "../../src/llm/types.ts";
 import { startScriptedServer } from "../support/scripted_server.ts";
 import { runTern, tempWorkspace } from "../support/tern_process.ts";
-import { assertNoProcessWith, marker } from "./_bwrap_helpers.ts";
+import { assertNoProcessWith, killWith, marker } from "./_bwrap_helpers.ts";
 
 Deno.test("tern run --no-sandbox ends a setsid process its bash command started", async () => {
   const ws = await tempWorkspace();
@@ -50,17 +50,3 @@ Deno.test("tern run --no-sandbox ends a setsid process its bash command started"
     await ws.cleanup();
   }
 });
-
-/** Kills (SIGKILL) every process whose command line holds `text`: what a failed run left. */
-async function killWith(text: string): Promise<void> {
-  const ps = await new Deno.Command("ps", { args: ["-eo", "pid=,args="] }).output();
-  for (const line of new TextDecoder().decode(ps.stdout).split("\n")) {
-    const [pid, ...args] = line.trim().split(/\s+/);
-    if (!args.join(" ").includes(text)) continue;
-    try {
-      Deno.kill(Number(pid), "SIGKILL");
-    } catch {
-      // Gone.
-    }
-  }
-}

@@ -4,7 +4,7 @@
  * own end, on a timeout and on a cancel.
  */
 import { deepEqual, equal, match, ok } from "node:assert/strict";
-import { assertNoProcessWith, marker } from "./_bwrap_helpers.ts";
+import { assertNoProcessWith, killWith, marker } from "./_bwrap_helpers.ts";
 import { safeEnv } from "../../src/sandbox/process.ts";
 import {
   type Containment,
@@ -12,20 +12,6 @@ import {
   findContainment,
   UNCONTAINED_NOTE,
 } from "../../src/sandbox/shell_runner.ts";
-
-/** Kills (SIGKILL) every process whose command line holds `text`: what a failed test left. */
-async function killWith(text: string): Promise<void> {
-  const ps = await new Deno.Command("ps", { args: ["-eo", "pid=,args="] }).output();
-  for (const line of new TextDecoder().decode(ps.stdout).split("\n")) {
-    const [pid, ...args] = line.trim().split(/\s+/);
-    if (!args.join(" ").includes(text)) continue;
-    try {
-      Deno.kill(Number(pid), "SIGKILL");
-    } catch {
-      // Gone.
-    }
-  }
-}
 
 /**
  * Runs `body` in a fresh folder with a marker (`sleep <marker>` is a process of its own, found by
