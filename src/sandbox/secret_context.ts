@@ -31,9 +31,18 @@ export function looksRandom(secret: string): boolean {
 
 /**
  * Values that name no secret even under a secret's name: booleans and empty markers, type names
- * (`password: string`, `token: str`), fetch's `credentials` modes and auth schemes.
+ * (`password: string`, `token: str`), fetch's `credentials` modes and auth schemes, and the
+ * placeholders an example file gives (`TERN_API_KEY=changeme` in `.env.example`).
  */
 const PLAIN_WORDS = new Set([
+  "changeme",
+  "change-me",
+  "placeholder",
+  "your-api-key",
+  "your-token",
+  "xxx",
+  "xxxx",
+  "todo",
   "true",
   "false",
   "yes",

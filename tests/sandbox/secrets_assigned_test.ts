@@ -94,6 +94,8 @@ Deno.test("SecretMasker.mask() leaves references, empty values, counts and code 
     "password = password",
     "password = args.password",
     "    password = user_password",
+    "TERN_API_KEY=changeme",
+    "API_TOKEN=your-token",
     "token: Token",
     "password: str",
     "f(password=password, token=token)",
